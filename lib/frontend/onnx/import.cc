@@ -1,0 +1,2 @@
+// ONNX import (pending).
+namespace kiln {}

@@ -1,0 +1,9 @@
+// Activation op family (definitions pending).
+#include "kiln/ops/registry.h"
+#include "shape_math.h"
+
+namespace kiln {
+
+void registerActivationOps(OpRegistry& r) { (void)r; }
+
+}  // namespace kiln

@@ -1,0 +1,9 @@
+// ControlFlow op family (definitions pending).
+#include "kiln/ops/registry.h"
+#include "shape_math.h"
+
+namespace kiln {
+
+void registerControlFlowOps(OpRegistry& r) { (void)r; }
+
+}  // namespace kiln

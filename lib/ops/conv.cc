@@ -1,0 +1,9 @@
+// Conv op family (definitions pending).
+#include "kiln/ops/registry.h"
+#include "shape_math.h"
+
+namespace kiln {
+
+void registerConvOps(OpRegistry& r) { (void)r; }
+
+}  // namespace kiln

@@ -1,0 +1,9 @@
+// MatMul op family (definitions pending).
+#include "kiln/ops/registry.h"
+#include "shape_math.h"
+
+namespace kiln {
+
+void registerMatMulOps(OpRegistry& r) { (void)r; }
+
+}  // namespace kiln

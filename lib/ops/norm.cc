@@ -1,0 +1,9 @@
+// Norm op family (definitions pending).
+#include "kiln/ops/registry.h"
+#include "shape_math.h"
+
+namespace kiln {
+
+void registerNormOps(OpRegistry& r) { (void)r; }
+
+}  // namespace kiln

@@ -1,0 +1,9 @@
+// Pool op family (definitions pending).
+#include "kiln/ops/registry.h"
+#include "shape_math.h"
+
+namespace kiln {
+
+void registerPoolOps(OpRegistry& r) { (void)r; }
+
+}  // namespace kiln

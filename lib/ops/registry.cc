@@ -1,0 +1,41 @@
+// The built-in op registry.
+#include "kiln/ops/registry.h"
+
+namespace kiln {
+
+void OpRegistry::addDef(OpDef def) {
+  auto key = std::make_pair(def.domain, def.name);
+  defs_[key] = std::move(def);
+}
+
+const OpDef* OpRegistry::find(const std::string& domain, const std::string& name) const {
+  auto it = defs_.find({domain == "ai.onnx" ? std::string() : domain, name});
+  return it == defs_.end() ? nullptr : &it->second;
+}
+
+std::vector<const OpDef*> OpRegistry::all() const {
+  std::vector<const OpDef*> out;
+  for (const auto& [k, d] : defs_) out.push_back(&d);
+  return out;
+}
+
+const OpRegistry& OpRegistry::builtin() {
+  static const OpRegistry registry = [] {
+    OpRegistry r;
+    registerElementwiseOps(r);
+    registerActivationOps(r);
+    registerConvOps(r);
+    registerPoolOps(r);
+    registerMatMulOps(r);
+    registerNormOps(r);
+    registerReduceOps(r);
+    registerShapeOps(r);
+    registerTensorOps(r);
+    registerControlFlowOps(r);
+    registerMiscOps(r);
+    return r;
+  }();
+  return registry;
+}
+
+}  // namespace kiln

@@ -1,0 +1,9 @@
+// Shape op family (definitions pending).
+#include "kiln/ops/registry.h"
+#include "shape_math.h"
+
+namespace kiln {
+
+void registerShapeOps(OpRegistry& r) { (void)r; }
+
+}  // namespace kiln
