@@ -1,9 +1,222 @@
-// ControlFlow op family (definitions pending).
-#include "kiln/ops/registry.h"
-#include "shape_math.h"
+// Control-flow ops: If, Loop and Scan, whose types come from inferring their subgraphs.
+#include "dim_math.h"
+#include "family_registration.h"
 
 namespace kiln {
+namespace {
 
-void registerControlFlowOps(OpRegistry& r) { (void)r; }
+using Types = Expected<std::vector<TensorType>>;
+
+Expected<Graph*> subgraphAttr(const InferContext& ctx, const char* name) {
+  const Attribute* a = ctx.node().attr(name);
+  if (!a || a->kind() != AttrKind::Graph || !a->g())
+    return ctx.error("graph attribute '{}' is missing", name);
+  return a->g().get();
+}
+
+// Types inferred in an earlier round would act as declarations in the next one and pin
+// shapes that no longer hold, so a re-inferred body starts from scratch.
+void forgetTypes(Graph& g) {
+  for (Value* v : g.inputs()) v->setType(TensorType{});
+  for (const auto& n : g.nodes()) {
+    for (Value* v : n->outputs()) v->setType(TensorType{});
+    for (Graph* sub : n->subgraphs()) forgetTypes(*sub);
+  }
+}
+
+struct LoopBodyTypes {
+  std::vector<TensorType> carried;  ///< final loop-carried types (initial joined with body)
+  std::vector<TensorType> outputs;  ///< the body's output types at the fixpoint
+};
+
+// Infers a loop body whose inputs are `before`, the loop-carried values, then `after`; body
+// outputs [outOffset, outOffset + carried.size()) feed the carried inputs back. Carried types
+// are widened (joined with the body's outputs) until they no longer change, so they hold for
+// every iteration, including none.
+Expected<LoopBodyTypes> inferLoopBody(const InferContext& ctx, Graph& body,
+                                      const std::vector<TensorType>& before,
+                                      std::vector<TensorType> carried,
+                                      const std::vector<TensorType>& after, size_t outOffset) {
+  constexpr int kMaxRounds = 16;
+  for (int round = 0; round <= kMaxRounds; ++round) {
+    if (round == kMaxRounds)  // no fixpoint yet: give up on ranks, which always converges
+      for (TensorType& t : carried) t.shape = Shape::unknownRank();
+    std::vector<TensorType> ins = before;
+    ins.insert(ins.end(), carried.begin(), carried.end());
+    ins.insert(ins.end(), after.begin(), after.end());
+    if (round > 0) forgetTypes(body);
+    KILN_ASSIGN_OR_RETURN(auto outs, ctx.inferSubgraph(body, ins));
+    if (outs.size() < outOffset + carried.size())
+      return ctx.error("body has {} outputs, expected at least {}", outs.size(),
+                       outOffset + carried.size());
+    bool stable = true;
+    for (size_t i = 0; i < carried.size(); ++i) {
+      const TensorType& o = outs[outOffset + i];
+      if (o.dtype != carried[i].dtype)
+        return ctx.error("loop-carried value {} enters the body as {} but leaves it as {}", i,
+                         dtypeName(carried[i].dtype), dtypeName(o.dtype));
+      Shape joined = joinShape(carried[i].shape, o.shape);
+      if (!(joined == carried[i].shape)) {
+        stable = false;
+        carried[i].shape = std::move(joined);
+      }
+    }
+    if (stable) return LoopBodyTypes{std::move(carried), std::move(outs)};
+  }
+  return ctx.error("loop body types did not converge");
+}
+
+struct IfOp {
+  static constexpr std::string_view kName = "If";
+  static OpSchema schema() {
+    return {1,
+            1,
+            0,
+            -1,
+            {{"then_branch", AttrKind::Graph, true}, {"else_branch", AttrKind::Graph, true}}};
+  }
+  static Types inferTypes(const InferContext& ctx) {
+    if (ctx.in(0).dtype != DType::Bool)
+      return ctx.error("cond must be bool, got {}", dtypeName(ctx.in(0).dtype));
+    if (auto n = ctx.in(0).shape.numElements(); n && *n != 1)
+      return ctx.error("cond must hold one element, it has {}", *n);
+    KILN_ASSIGN_OR_RETURN(Graph * thenG, subgraphAttr(ctx, "then_branch"));
+    KILN_ASSIGN_OR_RETURN(Graph * elseG, subgraphAttr(ctx, "else_branch"));
+    KILN_ASSIGN_OR_RETURN(auto thenT, ctx.inferSubgraph(*thenG, {}));
+    KILN_ASSIGN_OR_RETURN(auto elseT, ctx.inferSubgraph(*elseG, {}));
+    const size_t n = ctx.node().numOutputs();
+    if (thenT.size() != n || elseT.size() != n)
+      return ctx.error("the branches have {} and {} outputs but the node has {}", thenT.size(),
+                       elseT.size(), n);
+    std::vector<TensorType> out;
+    for (size_t i = 0; i < n; ++i) {
+      if (thenT[i].dtype != elseT[i].dtype)
+        return ctx.error("output {} is {} in then_branch but {} in else_branch", i,
+                         dtypeName(thenT[i].dtype), dtypeName(elseT[i].dtype));
+      out.push_back({thenT[i].dtype, joinShape(thenT[i].shape, elseT[i].shape)});
+    }
+    // A condition known at compile time selects one branch's (more precise) types.
+    if (const Tensor* c = ctx.value(0); c && c->numElements() == 1) return c->intAt(0) ? thenT : elseT;
+    return out;
+  }
+};
+
+struct LoopOp {
+  static constexpr std::string_view kName = "Loop";
+  static OpSchema schema() { return {0, -1, 0, -1, {{"body", AttrKind::Graph, true}}}; }
+  static Types inferTypes(const InferContext& ctx) {
+    if (ctx.has(0) && ctx.in(0).dtype != DType::I64)
+      return ctx.error("M (trip count) must be i64, got {}", dtypeName(ctx.in(0).dtype));
+    if (ctx.has(1) && ctx.in(1).dtype != DType::Bool)
+      return ctx.error("cond must be bool, got {}", dtypeName(ctx.in(1).dtype));
+    KILN_ASSIGN_OR_RETURN(Graph * body, subgraphAttr(ctx, "body"));
+    std::vector<TensorType> carried;
+    for (size_t i = 2; i < ctx.numInputs(); ++i) {
+      if (!ctx.has(i)) return ctx.error("loop-carried input {} is missing", i);
+      carried.push_back(ctx.in(i));
+    }
+    const size_t numCarried = carried.size();
+    std::vector<TensorType> before{{DType::I64, Shape::scalar()}, {DType::Bool, Shape::scalar()}};
+    KILN_ASSIGN_OR_RETURN(auto r, inferLoopBody(ctx, *body, before, std::move(carried), {}, 1));
+    if (r.outputs[0].dtype != DType::Bool)
+      return ctx.error("the body's first output (cond) must be bool, got {}",
+                       dtypeName(r.outputs[0].dtype));
+    const size_t numScan = r.outputs.size() - 1 - numCarried;
+    if (ctx.node().numOutputs() > numCarried + numScan)
+      return ctx.error("has {} outputs but the body yields {} carried and {} scan outputs",
+                       ctx.node().numOutputs(), numCarried, numScan);
+    // The trip count is exactly M only when no condition can stop the loop early.
+    Dim trips = Dim::unknown();
+    if (auto m = knownScalar(ctx, 0); m && !ctx.has(1)) trips = Dim::known(std::max<int64_t>(*m, 0));
+    std::vector<TensorType> out = std::move(r.carried);
+    for (size_t k = 0; k < numScan; ++k) {
+      TensorType t = r.outputs[1 + numCarried + k];
+      if (t.shape.rankKnown()) t.shape.dims().insert(t.shape.dims().begin(), trips);
+      out.push_back(std::move(t));
+    }
+    return out;
+  }
+};
+
+struct ScanOp {
+  static constexpr std::string_view kName = "Scan";
+  static OpSchema schema() {
+    return {1,
+            -1,
+            1,
+            -1,
+            {{"body", AttrKind::Graph, true},
+             {"num_scan_inputs", AttrKind::Int, true},
+             {"scan_input_directions", AttrKind::Ints},
+             {"scan_input_axes", AttrKind::Ints},
+             {"scan_output_directions", AttrKind::Ints},
+             {"scan_output_axes", AttrKind::Ints}}};
+  }
+  static Types inferTypes(const InferContext& ctx) {
+    const Node& node = ctx.node();
+    const int64_t m = node.attrInt("num_scan_inputs", 0), total = int64_t(ctx.numInputs());
+    if (m < 1 || m > total)
+      return ctx.error("num_scan_inputs is {} but the node has {} inputs", m, total);
+    const int64_t numState = total - m;
+    auto inAxes = node.attrInts("scan_input_axes", std::vector<int64_t>(size_t(m), 0));
+    if (int64_t(inAxes.size()) != m)
+      return ctx.error("scan_input_axes has {} entries for {} scan inputs", inAxes.size(), m);
+    if (node.hasAttr("scan_input_directions") &&
+        int64_t(node.attrInts("scan_input_directions").size()) != m)
+      return ctx.error("scan_input_directions needs one entry per scan input ({})", m);
+    KILN_ASSIGN_OR_RETURN(Graph * body, subgraphAttr(ctx, "body"));
+    std::vector<TensorType> states, slices;
+    for (int64_t i = 0; i < total; ++i)
+      if (!ctx.has(size_t(i))) return ctx.error("input {} is missing", i);
+    for (int64_t i = 0; i < numState; ++i) states.push_back(ctx.in(size_t(i)));
+    // Every scan input is sliced along its axis; the slices' count is the sequence length.
+    Dim seqLen = Dim::unknown();
+    bool seqSet = false;
+    for (int64_t j = 0; j < m; ++j) {
+      TensorType t = ctx.in(size_t(numState + j));
+      if (t.shape.rankKnown()) {
+        KILN_ASSIGN_OR_RETURN(int64_t axis, normalizeAxis(ctx, inAxes[size_t(j)], t.shape.rank()));
+        Dim len = t.shape[size_t(axis)];
+        auto u = seqSet ? unifyDim(seqLen, len) : std::optional<Dim>(len);
+        if (!u) return ctx.error("scan inputs have different sequence lengths");
+        seqLen = *u;
+        seqSet = true;
+        t.shape.dims().erase(t.shape.dims().begin() + axis);
+      }
+      slices.push_back(std::move(t));
+    }
+    KILN_ASSIGN_OR_RETURN(auto r, inferLoopBody(ctx, *body, {}, std::move(states), slices, 0));
+    const int64_t numScanOut = int64_t(r.outputs.size()) - numState;
+    if (int64_t(node.numOutputs()) > numState + numScanOut)
+      return ctx.error("has {} outputs but the body yields {}", node.numOutputs(),
+                       r.outputs.size());
+    auto outAxes = node.attrInts("scan_output_axes", std::vector<int64_t>(size_t(numScanOut), 0));
+    if (int64_t(outAxes.size()) != numScanOut)
+      return ctx.error("scan_output_axes has {} entries for {} scan outputs", outAxes.size(),
+                       numScanOut);
+    if (node.hasAttr("scan_output_directions") &&
+        int64_t(node.attrInts("scan_output_directions").size()) != numScanOut)
+      return ctx.error("scan_output_directions needs one entry per scan output ({})", numScanOut);
+    std::vector<TensorType> out = std::move(r.carried);
+    for (int64_t k = 0; k < numScanOut; ++k) {
+      TensorType t = r.outputs[size_t(numState + k)];
+      if (t.shape.rankKnown()) {
+        KILN_ASSIGN_OR_RETURN(int64_t axis,
+                              normalizeAxis(ctx, outAxes[size_t(k)], t.shape.rank() + 1));
+        t.shape.dims().insert(t.shape.dims().begin() + axis, seqLen);
+      }
+      out.push_back(std::move(t));
+    }
+    return out;
+  }
+};
+
+}  // namespace
+
+void registerControlFlowOps(OpRegistry& r) {
+  r.add<IfOp>();
+  r.add<LoopOp>();
+  r.add<ScanOp>();
+}
 
 }  // namespace kiln

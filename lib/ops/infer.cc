@@ -102,6 +102,9 @@ class Inferer {
 
   // Evaluates small nodes whose inputs are all known, so shape math resolves.
   void tryEvaluate(Node& n, const OpDef& def, const std::vector<const Tensor*>& vals) {
+    // A re-inferred subgraph (a loop body widened to its fixpoint) must not keep values
+    // computed from its earlier, narrower types.
+    for (Value* out : n.outputs()) known_.erase(out);
     if (!def.evaluate || !n.subgraphs().empty()) return;
     for (size_t i = 0; i < n.numInputs(); ++i)
       if (n.input(i) && !vals[i] && !evaluableWithoutValue(n, i)) return;

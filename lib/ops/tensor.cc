@@ -1,9 +1,203 @@
-// Tensor op family (definitions pending).
-#include "kiln/ops/registry.h"
-#include "shape_math.h"
+// Tensor op family: Constant, OneHot, TopK, NonZero, Unique, Compress, CumSum,
+// ReverseSequence; gathers/scatters live in gather_scatter.cc, image ops in resize.cc.
+#include "dim_math.h"
+#include "family_registration.h"
+#include "tensor_copy.h"
 
 namespace kiln {
+namespace {
 
-void registerTensorOps(OpRegistry& r) { (void)r; }
+using Types = Expected<std::vector<TensorType>>;
+using Tensors = Expected<std::vector<Tensor>>;
+
+struct ConstantOp {
+  static constexpr std::string_view kName = "Constant";
+  static OpSchema schema() { return {0, 0, 1, 1, {{"value", AttrKind::Tensor, true}}}; }
+  static Types inferTypes(const InferContext& ctx) {
+    const Attribute* v = ctx.node().attr("value");
+    if (!v || v->kind() != AttrKind::Tensor || !v->t().valid())
+      return ctx.error("Constant needs a tensor attribute 'value'");
+    return single(v->t().dtype(), Shape::ofStatic(v->t().dims()));
+  }
+  static Tensors evaluate(const EvalContext& ctx) {
+    const Attribute* v = ctx.node().attr("value");
+    if (!v || v->kind() != AttrKind::Tensor || !v->t().valid())
+      return ctx.error("Constant needs a tensor attribute 'value'");
+    return std::vector<Tensor>{v->t()};
+  }
+};
+
+struct OneHotOp {
+  static constexpr std::string_view kName = "OneHot";
+  static OpSchema schema() { return {3, 3, 1, 1, {{"axis", AttrKind::Int}}}; }
+  static Types inferTypes(const InferContext& ctx) {
+    const TensorType& indices = ctx.in(0);
+    DType t = ctx.in(2).dtype;
+    if (auto n = ctx.in(2).shape.numElements(); n && *n != 2)
+      return ctx.error("values must hold [off_value, on_value], it has {} elements", *n);
+    if (auto n = ctx.in(1).shape.numElements(); n && *n != 1)
+      return ctx.error("depth must hold one element, it has {}", *n);
+    Dim depth = Dim::unknown();
+    if (auto d = knownScalar(ctx, 1)) {
+      if (*d < 1) return ctx.error("depth must be positive, got {}", *d);
+      depth = Dim::known(*d);
+    }
+    if (!indices.shape.rankKnown()) return single(t, Shape::unknownRank());
+    int64_t outRank = indices.shape.rank() + 1;
+    KILN_ASSIGN_OR_RETURN(int64_t axis, normalizeAxis(ctx, ctx.node().attrInt("axis", -1), outRank));
+    std::vector<Dim> out = indices.shape.dims();
+    out.insert(out.begin() + axis, depth);
+    return single(t, Shape(std::move(out)));
+  }
+};
+
+struct TopKOp {
+  static constexpr std::string_view kName = "TopK";
+  static OpSchema schema() {
+    return {2, 2, 2, 2, {{"axis", AttrKind::Int}, {"largest", AttrKind::Int}, {"sorted", AttrKind::Int}}};
+  }
+  static Types inferTypes(const InferContext& ctx) {
+    KILN_RETURN_IF_ERROR(requireIntegerInput(ctx, 1, "K"));
+    const TensorType& x = ctx.in(0);
+    if (auto n = ctx.in(1).shape.numElements(); n && *n != 1)
+      return ctx.error("K must hold one element, it has {}", *n);
+    if (!x.shape.rankKnown())
+      return std::vector<TensorType>{{x.dtype, Shape()}, {DType::I64, Shape()}};
+    KILN_ASSIGN_OR_RETURN(int64_t axis,
+                          normalizeAxis(ctx, ctx.node().attrInt("axis", -1), x.shape.rank()));
+    Shape out = x.shape;
+    Dim& d = out.dims()[size_t(axis)];
+    if (auto k = knownScalar(ctx, 1)) {
+      if (*k < 0) return ctx.error("K is negative ({})", *k);
+      if (d.isStatic() && *k > d.value)
+        return ctx.error("K ({}) is larger than the axis ({} elements)", *k, d.value);
+      d = Dim::known(*k);
+    } else {
+      d = Dim::unknown();
+    }
+    return std::vector<TensorType>{{x.dtype, out}, {DType::I64, out}};
+  }
+};
+
+struct NonZeroOp {
+  static constexpr std::string_view kName = "NonZero";
+  static OpSchema schema() { return {1, 1, 1, 1, {}}; }
+  static Types inferTypes(const InferContext& ctx) {
+    const Shape& s = ctx.in(0).shape;
+    Dim rank = s.rankKnown() ? Dim::known(s.rank()) : Dim::unknown();
+    return single(DType::I64, Shape({rank, Dim::unknown()}));
+  }
+};
+
+struct UniqueOp {
+  static constexpr std::string_view kName = "Unique";
+  static OpSchema schema() { return {1, 1, 1, 4, {{"axis", AttrKind::Int}, {"sorted", AttrKind::Int}}}; }
+  static Types inferTypes(const InferContext& ctx) {
+    const TensorType& x = ctx.in(0);
+    Shape y = unknownDims(1);
+    Dim inverse = Dim::unknown();
+    if (ctx.node().hasAttr("axis")) {
+      if (x.shape.rankKnown()) {
+        KILN_ASSIGN_OR_RETURN(int64_t axis,
+                              normalizeAxis(ctx, ctx.node().attrInt("axis", 0), x.shape.rank()));
+        y = x.shape;
+        inverse = y[size_t(axis)];
+        y.dims()[size_t(axis)] = Dim::unknown();
+      } else {
+        y = Shape::unknownRank();
+      }
+    } else if (x.shape.rankKnown()) {
+      inverse = dimProduct(x.shape.dims());
+    }
+    Shape uniqueCount = unknownDims(1);
+    return std::vector<TensorType>{{x.dtype, y},
+                                   {DType::I64, uniqueCount},
+                                   {DType::I64, Shape({inverse})},
+                                   {DType::I64, uniqueCount}};
+  }
+};
+
+struct CompressOp {
+  static constexpr std::string_view kName = "Compress";
+  static OpSchema schema() { return {2, 2, 1, 1, {{"axis", AttrKind::Int}}}; }
+  static Types inferTypes(const InferContext& ctx) {
+    const TensorType& x = ctx.in(0);
+    if (ctx.in(1).dtype != DType::Bool)
+      return ctx.error("condition must be bool, got {}", dtypeName(ctx.in(1).dtype));
+    const Shape& cs = ctx.in(1).shape;
+    if (cs.rankKnown() && cs.rank() != 1)
+      return ctx.error("condition must be 1-D, got {}", toString(cs));
+    // The selected count is known when the condition is.
+    Dim count = Dim::unknown();
+    std::optional<int64_t> condLen = staticLength(ctx.in(1));
+    if (const Tensor* c = ctx.value(1)) {
+      int64_t n = 0;
+      for (int64_t i = 0; i < c->numElements(); ++i) n += c->intAt(i) != 0;
+      count = Dim::known(n);
+    }
+    auto checkLen = [&](const Dim& d) -> Status {
+      if (condLen && d.isStatic() && *condLen > d.value)
+        return ctx.error("condition has {} elements but the input has only {}", *condLen, d.value);
+      return Status();
+    };
+    if (!ctx.node().hasAttr("axis")) {
+      if (x.shape.rankKnown()) KILN_RETURN_IF_ERROR(checkLen(dimProduct(x.shape.dims())));
+      return single(x.dtype, Shape({count}));
+    }
+    if (!x.shape.rankKnown()) return single(x.dtype, Shape::unknownRank());
+    KILN_ASSIGN_OR_RETURN(int64_t axis,
+                          normalizeAxis(ctx, ctx.node().attrInt("axis", 0), x.shape.rank()));
+    Shape out = x.shape;
+    KILN_RETURN_IF_ERROR(checkLen(out[size_t(axis)]));
+    out.dims()[size_t(axis)] = count;
+    return single(x.dtype, std::move(out));
+  }
+};
+
+struct CumSumOp {
+  static constexpr std::string_view kName = "CumSum";
+  static OpSchema schema() {
+    return {2, 2, 1, 1, {{"exclusive", AttrKind::Int}, {"reverse", AttrKind::Int}}};
+  }
+  static Types inferTypes(const InferContext& ctx) {
+    KILN_RETURN_IF_ERROR(requireIntegerInput(ctx, 1, "axis"));
+    const TensorType& x = ctx.in(0);
+    if (auto a = knownScalar(ctx, 1); a && x.shape.rankKnown())
+      KILN_RETURN_IF_ERROR(normalizeAxis(ctx, *a, x.shape.rank()).status());
+    return single(x.dtype, x.shape);
+  }
+};
+
+struct ReverseSequenceOp {
+  static constexpr std::string_view kName = "ReverseSequence";
+  static OpSchema schema() {
+    return {2, 2, 1, 1, {{"batch_axis", AttrKind::Int}, {"time_axis", AttrKind::Int}}};
+  }
+  static Types inferTypes(const InferContext& ctx) {
+    KILN_RETURN_IF_ERROR(requireIntegerInput(ctx, 1, "sequence_lens"));
+    const TensorType& x = ctx.in(0);
+    int64_t b = ctx.node().attrInt("batch_axis", 1), t = ctx.node().attrInt("time_axis", 0);
+    if ((b != 0 && b != 1) || (t != 0 && t != 1) || b == t)
+      return ctx.error("batch_axis ({}) and time_axis ({}) must be 0 and 1 in some order", b, t);
+    if (x.shape.rankKnown() && x.shape.rank() < 2)
+      return ctx.error("input must have rank >= 2, got {}", toString(x.shape));
+    return single(x.dtype, x.shape);
+  }
+};
+
+}  // namespace
+
+void registerTensorOps(OpRegistry& r) {
+  r.add<ConstantOp>();
+  r.add<OneHotOp>();
+  r.add<TopKOp>();
+  r.add<NonZeroOp>();
+  r.add<UniqueOp>();
+  r.add<CompressOp>();
+  r.add<CumSumOp>();
+  r.add<ReverseSequenceOp>();
+  registerGatherScatterOps(r);
+  registerImageOps(r);
+}
 
 }  // namespace kiln

@@ -7,7 +7,9 @@
 namespace kiln {
 namespace {
 
-TensorType f32(std::vector<int64_t> dims) { return {DType::F32, Shape::ofStatic(dims)}; }
+TensorType f32(std::vector<int64_t> dims) {
+  return {DType::F32, Shape::ofStatic(dims)};
+}
 
 TEST(Graph, BuildsAndTracksUses) {
   Graph g;

@@ -1,4 +1,64 @@
-// kiln command-line entry: dispatches to one verb per file.
+// kiln command-line entry: parses the verb and dispatches to it.
 #include <cstdio>
+#include <exception>
+#include <iostream>
+#include <new>
 
-int main() { std::puts("kiln"); return 0; }
+#include "verbs.h"
+
+namespace kiln::cli {
+
+void ModelArgs::addTo(CLI::App* cmd) {
+  cmd->add_option("MODEL", path, "Model file (.onnx or .kiln)")->required();
+  cmd->add_option("--shape", shapes,
+                  "Fix an input's dims: NAME=d0,d1,... (repeatable; NAME= declares a scalar)")
+      ->take_last()
+      ->allow_extra_args(false)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+}
+
+Expected<Model> ModelArgs::load(bool infer) const {
+  LoadOptions options;
+  options.infer = infer;
+  for (const auto& s : shapes) KILN_RETURN_IF_ERROR(parseShapeFlag(s, options.inputShapes));
+  return loadModel(path, options);
+}
+
+int fail(const std::string& message) {
+  std::string line = message;
+  for (char& c : line)
+    if (c == '\n' || c == '\r') c = ' ';
+  std::cerr << "kiln: " << line << "\n";
+  return kExitUserError;
+}
+
+}  // namespace kiln::cli
+
+int main(int argc, char** argv) {
+  using namespace kiln::cli;
+  CLI::App app{"kiln — an ahead-of-time compiler for neural networks"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", std::string("kiln ") + KILN_VERSION);
+  std::vector<Verb> verbs = {addCompileVerb(app), addRunVerb(app), addBenchVerb(app),
+                             addInspectVerb(app), addConvertVerb(app), addPrintVerb(app)};
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    return fail(std::string(e.what()) + " — run 'kiln --help' or 'kiln VERB --help'");
+  }
+  try {
+    for (const Verb& v : verbs)
+      if (v.command->parsed()) return v.run();
+  } catch (const std::bad_alloc&) {
+    return fail("out of memory — the model is too large for this machine or declares absurd sizes");
+  } catch (const std::exception& e) {
+    return fail(std::string("internal error: ") + e.what() + " — please report this");
+  }
+  return kExitUserError;
+}

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "kiln/ir/graph.h"
+#include "kiln/ops/emit.h"
 #include "kiln/support/status.h"
 
 namespace kiln {
@@ -97,13 +98,14 @@ struct OpDef {
   OpSchema schema;
   InferFn inferTypes = nullptr;
   EvalFn evaluate = nullptr;  ///< reference evaluation, also used for constant folding
+  EmitFn emit = nullptr;      ///< code generation: a call to a kernel
 };
 
 /// Explicitly populated table of op definitions, keyed by (domain, name).
 class OpRegistry {
  public:
   /// Registers an op class with static kName, schema(), inferTypes() and optionally
-  /// kDomain and evaluate().
+  /// kDomain, evaluate() and emit().
   template <typename Op>
   void add() {
     OpDef d;
@@ -112,6 +114,7 @@ class OpRegistry {
     d.schema = Op::schema();
     d.inferTypes = &Op::inferTypes;
     if constexpr (requires { &Op::evaluate; }) d.evaluate = &Op::evaluate;
+    if constexpr (requires { &Op::emit; }) d.emit = &Op::emit;
     addDef(std::move(d));
   }
   /// Registers a table row (used by elementwise families).

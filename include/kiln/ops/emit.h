@@ -1,0 +1,51 @@
+// Code emission facet of op definitions: the interface the code generator implements.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kiln/ir/graph.h"
+#include "kiln/support/status.h"
+
+namespace kiln {
+
+/// What an op's emit facet sees. Expressions returned are C++17 source text valid inside the
+/// generated run function; buffers are typed pointers to the value's element type.
+class EmitContext {
+ public:
+  virtual ~EmitContext() = default;
+  /// `const T*` expression for input i (a weight, a graph input or an arena slot).
+  virtual std::string input(size_t i) = 0;
+  /// `T*` expression for output i.
+  virtual std::string output(size_t i) = 0;
+  /// `unsigned char*` expression for a scratch buffer live only during this op (64-byte
+  /// aligned, counted in the arena plan).
+  virtual std::string scratch(int64_t bytes) = 0;
+  /// Makes a kernel header available to the generated code, e.g. "kiln_ref/conv.h"
+  /// (copied from kernels/ref/conv.h into the artifact).
+  virtual void useHeader(const std::string& header) = 0;
+  /// Emits one statement that calls `kernel` (the name is recorded in the manifest).
+  virtual void call(const std::string& kernel, const std::string& statement) = 0;
+  /// Emits a file-scope `static const int64_t name[] = {...}` and returns its identifier.
+  virtual std::string constArray(const std::vector<int64_t>& values) = 0;
+  /// Emits a file-scope `static const float name[] = {...}` (bit-exact) and returns it.
+  virtual std::string constFloatArray(const std::vector<float>& values) = 0;
+  /// An error naming the node being emitted.
+  virtual Error unsupported(const std::string& what) = 0;
+};
+
+/// The C++ element type used for a dtype in generated code ("float", "int64_t", "bool",
+/// "uint16_t" for f16/bf16 storage); empty for dtypes codegen cannot handle.
+std::string_view cTypeOf(DType t);
+
+/// `{1, 3, 224, 224}` style literal.
+std::string intListLiteral(const std::vector<int64_t>& values);
+
+/// A float as a C++ literal that reproduces the same bits (hex float; inf/nan spelled out).
+std::string floatLiteral(float v);
+
+using EmitFn = Status (*)(const Node&, EmitContext&);
+
+}  // namespace kiln

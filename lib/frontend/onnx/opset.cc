@@ -1,0 +1,108 @@
+// Since-versions of default-domain ONNX ops: libonnx for opsets <= 17, a table beyond.
+#include <onnx/defs/schema.h>
+
+#include <algorithm>
+#include <initializer_list>
+#include <unordered_map>
+
+#include "onnx_import.h"
+
+namespace kiln::onnx_import {
+namespace {
+
+// The newest opset Debian's libonnx (1.12) has schemas for.
+constexpr int64_t kLibOnnxMaxOpset = 17;
+
+struct OpChanges {
+  std::string_view op;
+  std::initializer_list<int64_t> versions;  ///< opsets above 17 that (re)define the op
+};
+
+// Every op defined or redefined by opsets 18–21 (from the ONNX Changelog). An op absent here
+// keeps its opset-17 definition.
+constexpr OpChanges kNewerOpsets[] = {
+    {"AffineGrid", {20}},
+    {"AveragePool", {19}},
+    {"BitwiseAnd", {18}},
+    {"BitwiseNot", {18}},
+    {"BitwiseOr", {18}},
+    {"BitwiseXor", {18}},
+    {"Cast", {19, 21}},
+    {"CastLike", {19, 21}},
+    {"CenterCropPad", {18}},
+    {"Col2Im", {18}},
+    {"Constant", {19, 21}},
+    {"ConstantOfShape", {20, 21}},
+    {"DeformConv", {19}},
+    {"DequantizeLinear", {19, 21}},
+    {"DFT", {20}},
+    {"Equal", {19}},
+    {"Flatten", {21}},
+    {"Gelu", {20}},
+    {"GridSample", {20}},
+    {"GroupNormalization", {18, 21}},
+    {"Identity", {19, 21}},
+    {"If", {19, 21}},
+    {"ImageDecoder", {20}},
+    {"IsInf", {20}},
+    {"IsNaN", {20}},
+    {"Loop", {19, 21}},
+    {"LpPool", {18}},
+    {"Mish", {18}},
+    {"OptionalGetElement", {18}},
+    {"OptionalHasElement", {18}},
+    {"Pad", {18, 19, 21}},
+    {"QLinearMatMul", {21}},
+    {"QuantizeLinear", {19, 21}},
+    {"ReduceL1", {18}},
+    {"ReduceL2", {18}},
+    {"ReduceLogSum", {18}},
+    {"ReduceLogSumExp", {18}},
+    {"ReduceMax", {18, 20}},
+    {"ReduceMean", {18}},
+    {"ReduceMin", {18, 20}},
+    {"ReduceProd", {18}},
+    {"ReduceSumSquare", {18}},
+    {"RegexFullMatch", {20}},
+    {"Reshape", {19, 21}},
+    {"Resize", {18, 19}},
+    {"Scan", {19, 21}},
+    {"ScatterElements", {18}},
+    {"ScatterND", {18}},
+    {"Shape", {19, 21}},
+    {"Size", {19, 21}},
+    {"Split", {18}},
+    {"Squeeze", {21}},
+    {"StringConcat", {20}},
+    {"StringSplit", {20}},
+    {"Transpose", {21}},
+    {"Unsqueeze", {21}},
+};
+
+const std::unordered_map<std::string_view, const OpChanges*>& newerOpsets() {
+  static const auto table = [] {
+    std::unordered_map<std::string_view, const OpChanges*> m;
+    for (const auto& c : kNewerOpsets) m.emplace(c.op, &c);
+    return m;
+  }();
+  return table;
+}
+
+}  // namespace
+
+int64_t onnxSinceVersion(const std::string& op, int64_t opset) {
+  if (opset > kLibOnnxMaxOpset) {
+    auto it = newerOpsets().find(op);
+    if (it != newerOpsets().end()) {
+      int64_t best = 0;
+      for (int64_t v : it->second->versions)
+        if (v <= opset) best = std::max(best, v);
+      if (best) return best;
+    }
+  }
+  const onnx::OpSchema* schema =
+      onnx::OpSchemaRegistry::Schema(op, int(std::min(opset, kLibOnnxMaxOpset)), onnx::ONNX_DOMAIN);
+  return schema ? schema->SinceVersion() : 0;
+}
+
+}  // namespace kiln::onnx_import

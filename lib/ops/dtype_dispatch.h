@@ -1,0 +1,30 @@
+// Calls a generic lambda with a value of the C++ type that stores a dtype's elements.
+#pragma once
+
+#include <cstdint>
+
+#include "kiln/ir/dtype.h"
+
+namespace kiln {
+
+/// body(T{}) for the numeric dtypes kernels compute on (not f16/bf16/4-bit/string);
+/// returns onOther() for the rest.
+template <typename Body, typename Other>
+auto dispatchNumeric(DType t, Body body, Other onOther) {
+  switch (t) {
+    case DType::F32: return body(float{});
+    case DType::F64: return body(double{});
+    case DType::I8: return body(int8_t{});
+    case DType::I16: return body(int16_t{});
+    case DType::I32: return body(int32_t{});
+    case DType::I64: return body(int64_t{});
+    case DType::U8: return body(uint8_t{});
+    case DType::U16: return body(uint16_t{});
+    case DType::U32: return body(uint32_t{});
+    case DType::U64: return body(uint64_t{});
+    case DType::Bool: return body(bool{});
+    default: return onOther();
+  }
+}
+
+}  // namespace kiln

@@ -1,0 +1,83 @@
+#!/usr/bin/python3
+"""Imports one public model with `kiln inspect --json` and checks its signature is static and right.
+
+Usage: /usr/bin/python3 tests/models/check_model.py KILN MODELS_DIR NAME
+NAME is a key of MODELS below; MODELS_DIR holds the files scripts/gen_models.sh writes (the
+bundled example lives in the repo's models/ and is found there whatever MODELS_DIR says).
+Prints what it checked; exits 1 with one line per problem on failure.
+"""
+import json
+import os
+import subprocess
+import sys
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+# name: (file, --shape flags, {input: (dtype, shape)}, {output: (dtype, shape)}, ops that must
+# appear; only ops the importer never rewrites into others).
+MODELS = {
+    "resnet50": ("resnet50.onnx", [], {"input": ("f32", [1, 3, 224, 224])},
+                 {"logits": ("f32", [1, 1000])}, ["Conv"]),
+    "mobilenetv2": ("mobilenetv2.onnx", [], {"input": ("f32", [1, 3, 224, 224])},
+                    {"logits": ("f32", [1, 1000])}, ["Conv"]),
+    "bert": ("bert.onnx", [], {"hidden_in": ("f32", [1, 128, 768])},
+             {"hidden_out": ("f32", [1, 128, 768])}, ["MatMul"]),
+    "ppocr_v4_det": ("ppocr_v4_det.onnx", ["--shape", "x=1,3,640,640"],
+                     {"x": ("f32", [1, 3, 640, 640])},
+                     {"sigmoid_0.tmp_0": ("f32", [1, 1, 640, 640])}, ["Conv"]),
+    "shapes_cnn": (os.path.join(REPO, "models", "shapes_cnn.onnx"), [],
+                   {"image": ("f32", [1, 1, 28, 28])}, {"logits": ("f32", [1, 5])}, ["Conv"]),
+}
+
+
+def check_signature(side, got, want, problems):
+    by_name = {v.get("name"): v for v in got}
+    if sorted(by_name) != sorted(want):
+        problems.append(f"{side}: names {sorted(by_name)}, expected {sorted(want)}")
+        return
+    for name, (dtype, shape) in want.items():
+        v = by_name[name]
+        if v.get("dtype") != dtype or v.get("shape") != shape:
+            problems.append(f"{side} '{name}': {v.get('dtype')} {v.get('shape')}, "
+                            f"expected {dtype} {shape}")
+        elif not all(isinstance(d, int) for d in v["shape"]):
+            problems.append(f"{side} '{name}': shape {v['shape']} is not fully static")
+
+
+def main():
+    if len(sys.argv) != 4 or sys.argv[3] not in MODELS:
+        sys.exit(__doc__ + f"\nknown models: {', '.join(MODELS)}")
+    kiln, models_dir, name = sys.argv[1:]
+    file, flags, inputs, outputs, ops = MODELS[name]
+    path = os.path.join(models_dir, file)
+    if not os.path.isfile(path):
+        sys.exit(f"check_model: {path} is missing; run scripts/gen_models.sh")
+    cmd = [kiln, "inspect", path, "--json"] + flags
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    if proc.returncode != 0:
+        sys.exit(f"check_model: {' '.join(cmd)} exited {proc.returncode}: {proc.stderr.strip()}")
+    try:
+        info = json.loads(proc.stdout)
+    except json.JSONDecodeError as e:
+        sys.exit(f"check_model: kiln inspect --json printed invalid JSON: {e}")
+
+    problems = []
+    check_signature("input", info.get("inputs", []), inputs, problems)
+    check_signature("output", info.get("outputs", []), outputs, problems)
+    if info.get("unresolved_dims"):
+        problems.append(f"unresolved dims: {info['unresolved_dims']}")
+    histogram = info.get("op_histogram", {})
+    for op in ops:
+        if not histogram.get(op):
+            problems.append(f"op_histogram has no {op}: {histogram}")
+    if problems:
+        for p in problems:
+            print(f"check_model {name}: {p}")
+        sys.exit(1)
+    sig = ", ".join(f"{n} {d}{s}" for n, (d, s) in outputs.items())
+    total = sum(histogram.values())
+    print(f"check_model {name}: ok: {total} nodes, outputs {sig}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,140 @@
+// `kiln bench`: latency of a compiled model (first run, min/median/p90), arena and weights.
+#include <algorithm>
+#include <chrono>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <random>
+
+#include "prepare.h"
+
+namespace kiln::cli {
+namespace {
+
+struct BenchArgs {
+  ModelArgs model;
+  CodegenArgs codegen;
+  std::vector<std::string> inputs;
+  std::string cacheDir;
+  int threads = 1;
+  int iters = 20;
+  int warmup = 3;
+  bool json = false;
+  uint64_t seed = 0;
+};
+
+/// Seeded inputs: floats uniform in [-1, 1], integers in [0, 8), bools fair.
+HostTensor randomInput(const TensorSpec& s, std::mt19937_64& rng) {
+  HostTensor t;
+  t.dtype = s.dtype;
+  t.dims = s.dims;
+  t.data.assign(s.bytes, '\0');
+  int64_t n = 1;
+  for (int64_t d : s.dims) n *= d;
+  std::uniform_real_distribution<float> uf(-1.f, 1.f);
+  auto fill = [&](auto tag) {
+    using T = decltype(tag);
+    T* p = reinterpret_cast<T*>(t.data.data());
+    for (int64_t i = 0; i < n; ++i) {
+      if constexpr (std::is_floating_point_v<T>) p[i] = T(uf(rng));
+      else if constexpr (std::is_same_v<T, bool>) p[i] = (rng() & 1) != 0;
+      else p[i] = T(rng() % 8);
+    }
+  };
+  switch (s.dtype) {
+    case DType::F32: fill(float{}); break;
+    case DType::F64: fill(double{}); break;
+    case DType::I8: fill(int8_t{}); break;
+    case DType::U8: fill(uint8_t{}); break;
+    case DType::I16: fill(int16_t{}); break;
+    case DType::U16: fill(uint16_t{}); break;
+    case DType::I32: fill(int32_t{}); break;
+    case DType::U32: fill(uint32_t{}); break;
+    case DType::I64: fill(int64_t{}); break;
+    case DType::U64: fill(uint64_t{}); break;
+    case DType::Bool: fill(bool{}); break;
+    default: break;  // zeros
+  }
+  return t;
+}
+
+double percentile(std::vector<double> v, double q) {
+  std::sort(v.begin(), v.end());
+  size_t idx = size_t(q * double(v.size() - 1) + 0.5);
+  return v[std::min(idx, v.size() - 1)];
+}
+
+int runBench(const BenchArgs& a) {
+  if (a.iters < 1) return fail("--iters must be at least 1");
+  auto inputs = readGivenInputs(a.inputs, a.model.path);
+  if (!inputs.ok()) return fail(inputs.message());
+  auto dir = prepareArtifact(a.model, a.codegen,
+                             a.cacheDir.empty() ? defaultCacheDir() : a.cacheDir, *inputs);
+  if (!dir.ok()) return fail(dir.message());
+  auto m = LoadedModel::open(*dir);
+  if (!m.ok()) return fail(m.message());
+  LoadedModel& model = **m;
+  if (auto st = model.createContext(); !st.ok()) return fail(st.message());
+  std::vector<GivenInput> bound = *inputs;
+  if (bound.empty()) {
+    std::mt19937_64 rng(a.seed);
+    for (const auto& s : model.inputs()) bound.push_back({s.name, "random", randomInput(s, rng)});
+  }
+  if (auto st = bindInputs(model, bound); !st.ok()) return fail(st.message());
+  using Clock = std::chrono::steady_clock;
+  auto time = [&]() -> Expected<double> {
+    auto t0 = Clock::now();
+    KILN_RETURN_IF_ERROR(model.run());
+    return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+  };
+  auto first = time();
+  if (!first.ok()) return fail(first.message());
+  for (int i = 0; i < a.warmup; ++i)
+    if (auto t = time(); !t.ok()) return fail(t.message());
+  std::vector<double> samples;
+  for (int i = 0; i < a.iters; ++i) {
+    auto t = time();
+    if (!t.ok()) return fail(t.message());
+    samples.push_back(*t);
+  }
+  double mn = *std::min_element(samples.begin(), samples.end());
+  double med = percentile(samples, 0.5), p90 = percentile(samples, 0.9);
+  if (a.json) {
+    nlohmann::ordered_json j;
+    j["latency_ms"] = {{"min", mn}, {"median", med}, {"p90", p90}};
+    j["first_run_ms"] = *first;
+    j["arena_bytes"] = model.arenaBytes();
+    j["weights_bytes"] = model.weightsBytes();
+    j["threads"] = 1;  // generated code is single-threaded until the runtime thread pool lands
+    j["iters"] = a.iters;
+    std::cout << j.dump() << "\n";
+    return kExitOk;
+  }
+  std::cout << fmt::format(
+      "{}: first run {:.3f} ms; latency min {:.3f} / median {:.3f} / p90 {:.3f} ms over {} "
+      "iterations ({} warm-up); arena {} bytes; weights {} bytes; threads 1{}\n",
+      a.model.path, *first, mn, med, p90, a.iters, a.warmup, model.arenaBytes(),
+      model.weightsBytes(),
+      a.threads > 1 ? " (multi-threading is not implemented yet; ran on 1)" : "");
+  return kExitOk;
+}
+
+}  // namespace
+
+Verb addBenchVerb(CLI::App& app) {
+  auto* cmd = app.add_subcommand("bench", "Measure a compiled model's latency");
+  auto a = std::make_shared<BenchArgs>();
+  a->model.addTo(cmd);
+  a->codegen.addTo(cmd, /*withName=*/false);
+  cmd->add_option("-i,--input", a->inputs, "[NAME=]FILE inputs (default: seeded random)")
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  cmd->add_option("--cache", a->cacheDir, "Compile cache folder (default ~/.cache/kiln)");
+  cmd->add_option("--threads", a->threads, "Threads (the runtime is single-threaded for now)")
+      ->check(CLI::Range(1, 1024));
+  cmd->add_option("--iters", a->iters, "Timed iterations (default 20)");
+  cmd->add_option("--warmup", a->warmup, "Untimed iterations after the first run (default 3)");
+  cmd->add_option("--seed", a->seed, "Seed for random inputs (default 0)");
+  cmd->add_flag("--json", a->json, "Print exactly one JSON line");
+  return {cmd, [a] { return runBench(*a); }};
+}
+
+}  // namespace kiln::cli

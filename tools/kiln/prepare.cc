@@ -1,0 +1,176 @@
+// Artifact preparation for run/bench: cache keys, compiling on demand, binding inputs.
+#include "prepare.h"
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <set>
+
+#include "kiln/support/file.h"
+#include "kiln/support/sha256.h"
+
+namespace kiln::cli {
+
+namespace fs = std::filesystem;
+
+void CodegenArgs::addTo(CLI::App* cmd, bool withName) {
+  cmd->add_option("--target", target, "Target: host (this CPU) or generic (portable C++)")
+      ->check(CLI::IsMember({"host", "generic"}));
+  cmd->add_option("-O", optLevel, "Optimization level 0-3 (default 3)")->check(CLI::Range(0, 3));
+  if (withName)
+    cmd->add_option("--name", name, "C symbol prefix (default: from the model file name)");
+  cmd->add_option("--weights", weights, "embedded (default) or external (a mappable file)")
+      ->check(CLI::IsMember({"embedded", "external"}));
+  cmd->add_option("--cc", cxx, "C++ compiler for the generated code (default: $CXX or c++)");
+}
+
+Expected<CompileOptions> CodegenArgs::toOptions(const std::string& modelPath,
+                                                const std::string& outDir,
+                                                const std::vector<std::string>& shapeFlags) const {
+  CompileOptions o;
+  o.outDir = outDir;
+  o.target = target;
+  o.optLevel = optLevel;
+  o.name = name.empty() ? symbolPrefixFor(modelPath) : name;
+  o.weights = weights == "external" ? WeightsMode::External : WeightsMode::Embedded;
+  o.cxx = cxx;
+  o.sourceFile = fs::path(modelPath).filename().string();
+  o.shapeFlags = shapeFlags;
+  return o;
+}
+
+std::string defaultCacheDir() {
+  if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) return std::string(x) + "/kiln";
+  if (const char* h = std::getenv("HOME"); h && *h) return std::string(h) + "/.cache/kiln";
+  return "/tmp/kiln-cache";
+}
+
+Expected<std::vector<GivenInput>> readGivenInputs(const std::vector<std::string>& specs,
+                                                  const std::string& modelPath) {
+  (void)modelPath;
+  std::vector<GivenInput> out;
+  for (const auto& spec : specs) {
+    GivenInput g;
+    auto eq = spec.find('=');
+    // NAME=FILE unless the whole argument is an existing file.
+    if (eq != std::string::npos && eq > 0 && !fs::exists(spec)) {
+      g.name = spec.substr(0, eq);
+      g.path = spec.substr(eq + 1);
+    } else {
+      g.path = spec;
+    }
+    auto t = readTensorFile(g.path);
+    if (!t.ok()) return makeError("input {}: {}", g.name.empty() ? g.path : g.name, t.message());
+    g.tensor = std::move(*t);
+    out.push_back(std::move(g));
+  }
+  return out;
+}
+
+namespace {
+
+bool isArtifactDir(const std::string& path) {
+  return fs::is_directory(path) && fs::exists(fs::path(path) / "manifest.json");
+}
+
+std::string dimsText(const std::vector<int64_t>& dims) {
+  std::string s = "[";
+  for (size_t i = 0; i < dims.size(); ++i) s += (i ? "," : "") + std::to_string(dims[i]);
+  return s + "]";
+}
+
+}  // namespace
+
+Expected<std::string> prepareArtifact(const ModelArgs& model, const CodegenArgs& codegen,
+                                      const std::string& cacheDir,
+                                      const std::vector<GivenInput>& inputs) {
+  if (isArtifactDir(model.path)) return model.path;
+  // Specialize dynamic input dims from the given input files when --shape is silent.
+  ModelArgs args = model;
+  {
+    auto raw = model.load(/*infer=*/false);
+    if (!raw.ok()) return raw.error();
+    std::set<std::string> fixed;
+    for (const auto& s : model.shapes) fixed.insert(s.substr(0, s.rfind('=')));
+    const auto& gin = raw->graph->inputs();
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      const Value* v = nullptr;
+      if (inputs[i].name.empty()) v = i < gin.size() ? gin[i] : nullptr;
+      else
+        for (const Value* c : gin)
+          if (c->name() == inputs[i].name) v = c;
+      if (!v || v->shape().isStatic() || fixed.count(v->name())) continue;
+      std::string flag = v->name() + "=";
+      for (size_t d = 0; d < inputs[i].tensor.dims.size(); ++d)
+        flag += (d ? "," : "") + std::to_string(inputs[i].tensor.dims[d]);
+      args.shapes.push_back(flag);
+    }
+  }
+  KILN_ASSIGN_OR_RETURN(std::string bytes, readFile(model.path));
+  std::string key = fmt::format("{}|{}|{}|{}|{}|{}|{}|{}", sha256Hex(bytes), KILN_VERSION,
+                                codegen.target, codegen.optLevel, codegen.name, codegen.weights,
+                                codegen.cxx, fmt::join(args.shapes, ";"));
+  std::string hash = sha256Hex(key).substr(0, 32);
+  fs::path dir = fs::path(cacheDir) / hash;
+  if (isArtifactDir(dir.string())) return dir.string();
+  std::error_code ec;
+  fs::create_directories(cacheDir, ec);
+  if (ec) return makeError("{}: cannot create the cache folder: {} — pass --cache DIR", cacheDir,
+                           ec.message());
+  fs::path tmp = fs::path(cacheDir) / (hash + ".tmp-" + std::to_string(getpid()));
+  fs::remove_all(tmp, ec);
+  auto loaded = args.load();
+  if (!loaded.ok()) return loaded.error();
+  KILN_ASSIGN_OR_RETURN(CompileOptions options,
+                        codegen.toOptions(model.path, tmp.string(), args.shapes));
+  auto compiled = compileModel(*loaded, options);
+  if (!compiled.ok()) {
+    fs::remove_all(tmp, ec);
+    return compiled.error();
+  }
+  fs::rename(tmp, dir, ec);
+  if (ec) {  // another process finished first; use its copy
+    fs::remove_all(tmp, ec);
+    if (!isArtifactDir(dir.string()))
+      return makeError("{}: cannot store the compiled model in the cache", dir.string());
+  }
+  return dir.string();
+}
+
+Status bindInputs(LoadedModel& m, const std::vector<GivenInput>& inputs) {
+  const auto& specs = m.inputs();
+  std::vector<bool> bound(specs.size(), false);
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const GivenInput& g = inputs[i];
+    size_t index = specs.size();
+    if (g.name.empty()) {
+      index = i;
+      if (index >= specs.size())
+        return makeError("input {} ({}): the model has only {} inputs", i + 1, g.path,
+                         specs.size());
+    } else {
+      for (size_t k = 0; k < specs.size(); ++k)
+        if (specs[k].name == g.name) index = k;
+      if (index == specs.size()) {
+        std::string names;
+        for (const auto& s : specs) names += (names.empty() ? "" : ", ") + s.name;
+        return makeError("input '{}': the model has no such input (inputs: {})", g.name, names);
+      }
+    }
+    const TensorSpec& s = specs[index];
+    if (bound[index]) return makeError("input '{}' is given twice", s.name);
+    if (g.tensor.dtype != s.dtype || g.tensor.dims != s.dims)
+      return makeError("input '{}': {} holds {}{} but the model expects {}{}", s.name, g.path,
+                       dtypeName(g.tensor.dtype), dimsText(g.tensor.dims), dtypeName(s.dtype),
+                       dimsText(s.dims));
+    KILN_RETURN_IF_ERROR(m.setInput(index, g.tensor));
+    bound[index] = true;
+  }
+  for (size_t k = 0; k < specs.size(); ++k)
+    if (!bound[k])
+      return makeError("input '{}' ({}{}) is missing — pass -i {}=FILE", specs[k].name,
+                       dtypeName(specs[k].dtype), dimsText(specs[k].dims), specs[k].name);
+  return Status();
+}
+
+}  // namespace kiln::cli
