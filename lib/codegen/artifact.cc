@@ -254,8 +254,7 @@ extern "C" int {P}_create_with_weights({P}_context** out, void* arena, size_t ar
   s += fmt::format(
       R"(extern "C" void {P}_destroy({P}_context* ctx) {{
   if (!ctx) return;
-  if (ctx->mapping) munmap(ctx->mapping, ctx->mapping_bytes);
-  std::free(ctx->block);
+  {UNMAP}std::free(ctx->block);
   std::free(ctx);
 }}
 
@@ -361,7 +360,8 @@ extern "C" const char* {P}_status_string(int status) {{
 }}
 
 )",
-      fmt::arg("P", P));
+      fmt::arg("P", P),
+      fmt::arg("UNMAP", external ? "if (ctx->mapping) munmap(ctx->mapping, ctx->mapping_bytes);\n  " : ""));
   s += fmt::format("extern \"C\" int {P}_run({P}_context* ctx) {{\n", fmt::arg("P", P));
   s += "  if (!ctx) return KILN_ERR_NULL;\n";
   s += "  for (int i = 0; i < kNumInputs; ++i)\n    if (!ctx->in_set[i]) return KILN_ERR_UNBOUND;\n";

@@ -125,7 +125,7 @@ class GraphEncoder {
     json inits = json::array();
     for (const Value* v : g.initializers()) {
       json e = encodeValue(*v);
-      e["tensor"] = tensor(*v->initializer());
+      e["tensor"] = tensor(*v->initializer(), v->name());
       inits.push_back(std::move(e));
     }
     json nodes = json::array();
@@ -140,13 +140,13 @@ class GraphEncoder {
   }
 
  private:
-  json tensor(const Tensor& t) {
+  json tensor(const Tensor& t, const std::string& nameHint = {}) {
     if (!t.valid()) return {{"dtype", "undefined"}};
     json j = json::object();
     if (t.dtype() == DType::String)
       j["strings"] = t.strings();
     else
-      j = sink_(t);
+      j = sink_(t, nameHint);
     j["dtype"] = dtypeName(t.dtype());
     j["dims"] = t.dims();
     return j;

@@ -17,7 +17,8 @@ using nlohmann::json;
 
 /// Stores the data of a numeric tensor (weights section or safetensors file) and returns the
 /// fields locating it; the codec adds "dtype" and "dims". String tensors stay inline.
-using TensorSink = std::function<json(const Tensor&)>;
+/// `nameHint` is the initializer's name, or "" for a tensor attribute.
+using TensorSink = std::function<json(const Tensor&, const std::string& nameHint)>;
 /// Rebuilds a numeric tensor of the given type from the fields its sink wrote.
 using TensorSource =
     std::function<Expected<Tensor>(const json& ref, DType dtype, std::vector<int64_t> dims)>;

@@ -391,7 +391,9 @@ namespace kiln {
 Expected<Model> parseModel(std::string_view text, const std::string& sourceName) {
   try {
     textir::TextParser p(text, sourceName);
-    return p.run();
+    auto m = p.run();
+    if (!m) return Error(textir::singleLine(m.message()));
+    return m;
   } catch (const std::bad_alloc&) {
     return makeError("{}: out of memory while parsing", sourceName);
   } catch (const std::exception& e) {

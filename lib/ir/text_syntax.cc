@@ -81,6 +81,16 @@ bool isBareNameChar(char c) {
   return isIdentChar(c) || c == '/' || c == '-';
 }
 
+bool isValidUtf8(std::string_view s) {
+  const auto* p = reinterpret_cast<const unsigned char*>(s.data());
+  for (size_t i = 0; i < s.size();) {
+    size_t len = utf8Length(p + i, s.size() - i);
+    if (!len) return false;
+    i += len;
+  }
+  return true;
+}
+
 bool isBareName(std::string_view s) {
   if (s.empty() || s.find("//") != std::string_view::npos) return false;
   for (char c : s)
@@ -145,6 +155,21 @@ void appendIdent(std::string& out, std::string_view s,
     out += s;
   else
     appendQuoted(out, s);
+}
+
+std::string singleLine(std::string_view message) {
+  std::string out;
+  out.reserve(message.size());
+  for (char c : message) {
+    auto u = static_cast<unsigned char>(c);
+    if (c == '\n')
+      out += "\\n";
+    else if (u < 0x20 || u == 0x7f)
+      fmt::format_to(std::back_inserter(out), "\\x{:02x}", u);
+    else
+      out += c;
+  }
+  return out;
 }
 
 std::string quoteForMessage(std::string_view s) {

@@ -24,6 +24,8 @@ bool isIdentStart(char c);
 bool isIdentChar(char c);
 bool isBareNameChar(char c);
 
+/// True when `s` is well-formed UTF-8 (no overlongs, surrogates or code points past U+10FFFF).
+bool isValidUtf8(std::string_view s);
 /// Appends `s` as a double-quoted literal. Quotes, backslashes, control bytes and bytes that
 /// are not part of valid UTF-8 are escaped, so any byte string survives and stays one line.
 void appendQuoted(std::string& out, std::string_view s);
@@ -32,6 +34,9 @@ void appendName(std::string& out, char sigil, std::string_view s);
 /// Appends `s` bare when it is an identifier not in `reserved`, quoted otherwise.
 void appendIdent(std::string& out, std::string_view s,
                  std::initializer_list<std::string_view> reserved = {});
+/// Escapes control bytes in an error message so it stays one line even when a message from
+/// elsewhere (e.g. Graph::addInput) embeds a raw name.
+std::string singleLine(std::string_view message);
 /// A quoted, escaped and shortened rendering of a name for one-line error messages.
 std::string quoteForMessage(std::string_view s);
 

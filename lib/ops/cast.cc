@@ -2,8 +2,8 @@
 #include <cmath>
 #include <cstring>
 
-#include "family_registration.h"
 #include "dim_math.h"
+#include "family_registration.h"
 #include "tensor_copy.h"
 
 namespace kiln {
@@ -86,15 +86,33 @@ struct CastLikeOp {
 
 void storeInt(DType t, uint8_t* data, int64_t i, int64_t v) {
   switch (t) {
-    case DType::I8: put(data, i, int8_t(v)); break;
-    case DType::U8: put(data, i, uint8_t(v)); break;
-    case DType::I16: put(data, i, int16_t(v)); break;
-    case DType::U16: put(data, i, uint16_t(v)); break;
-    case DType::I32: put(data, i, int32_t(v)); break;
-    case DType::U32: put(data, i, uint32_t(v)); break;
-    case DType::I64: put(data, i, v); break;
-    case DType::U64: put(data, i, uint64_t(v)); break;
-    case DType::Bool: data[i] = v != 0; break;
+    case DType::I8:
+      put(data, i, int8_t(v));
+      break;
+    case DType::U8:
+      put(data, i, uint8_t(v));
+      break;
+    case DType::I16:
+      put(data, i, int16_t(v));
+      break;
+    case DType::U16:
+      put(data, i, uint16_t(v));
+      break;
+    case DType::I32:
+      put(data, i, int32_t(v));
+      break;
+    case DType::U32:
+      put(data, i, uint32_t(v));
+      break;
+    case DType::I64:
+      put(data, i, v);
+      break;
+    case DType::U64:
+      put(data, i, uint64_t(v));
+      break;
+    case DType::Bool:
+      data[i] = v != 0;
+      break;
     case DType::I4:
     case DType::U4: {
       uint8_t& b = data[i / 2];
@@ -102,17 +120,29 @@ void storeInt(DType t, uint8_t* data, int64_t i, int64_t v) {
       b = uint8_t((b & ~(0xf << shift)) | ((uint8_t(v) & 0xf) << shift));
       break;
     }
-    default: storeDouble(t, data, i, double(v)); break;
+    default:
+      storeDouble(t, data, i, double(v));
+      break;
   }
 }
 
 void storeDouble(DType t, uint8_t* data, int64_t i, double v) {
   switch (t) {
-    case DType::F32: put(data, i, float(v)); break;
-    case DType::F64: put(data, i, v); break;
-    case DType::F16: put(data, i, floatToHalf(float(v))); break;
-    case DType::BF16: put(data, i, floatToBFloat16(float(v))); break;
-    case DType::Bool: data[i] = v != 0 || std::isnan(v); break;
+    case DType::F32:
+      put(data, i, float(v));
+      break;
+    case DType::F64:
+      put(data, i, v);
+      break;
+    case DType::F16:
+      put(data, i, floatToHalf(float(v)));
+      break;
+    case DType::BF16:
+      put(data, i, floatToBFloat16(float(v)));
+      break;
+    case DType::Bool:
+      data[i] = v != 0 || std::isnan(v);
+      break;
     case DType::U64:
       if (v >= 9223372036854775808.0 && v < 18446744073709551616.0) {
         put(data, i, uint64_t(v));
@@ -132,7 +162,7 @@ Expected<Tensor> castTensor(const Tensor& src, DType to) {
                      dtypeName(src.dtype()), dtypeName(to));
   if (to == DType::Undefined || src.dtype() == DType::Undefined)
     return makeError("Cast involves an undefined dtype");
-  KILN_ASSIGN_OR_RETURN(Tensor out, Tensor::zeros(to, src.dims()));
+  KILN_ASSIGN_OR_RETURN(Tensor out, allocateResult(to, src.dims()));
   uint8_t* o = out.mutableBytes();
   const DType from = src.dtype();
   for (int64_t i = 0; i < src.numElements(); ++i) {
@@ -140,12 +170,16 @@ Expected<Tensor> castTensor(const Tensor& src, DType to) {
       storeDouble(to, o, i, src.doubleAt(i));
     } else if (from == DType::U64) {
       uint64_t u = uint64_t(src.intAt(i));
-      if (isFloat(to)) storeDouble(to, o, i, double(u));
-      else storeInt(to, o, i, int64_t(u));
+      if (isFloat(to))
+        storeDouble(to, o, i, double(u));
+      else
+        storeInt(to, o, i, int64_t(u));
     } else {
       int64_t v = src.intAt(i);
-      if (isFloat(to)) storeDouble(to, o, i, double(v));
-      else storeInt(to, o, i, v);
+      if (isFloat(to))
+        storeDouble(to, o, i, double(v));
+      else
+        storeInt(to, o, i, v);
     }
   }
   return out;

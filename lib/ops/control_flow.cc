@@ -96,7 +96,8 @@ struct IfOp {
       out.push_back({thenT[i].dtype, joinShape(thenT[i].shape, elseT[i].shape)});
     }
     // A condition known at compile time selects one branch's (more precise) types.
-    if (const Tensor* c = ctx.value(0); c && c->numElements() == 1) return c->intAt(0) ? thenT : elseT;
+    if (const Tensor* c = ctx.value(0); c && c->numElements() == 1)
+      return c->intAt(0) ? thenT : elseT;
     return out;
   }
 };
@@ -127,7 +128,8 @@ struct LoopOp {
                        ctx.node().numOutputs(), numCarried, numScan);
     // The trip count is exactly M only when no condition can stop the loop early.
     Dim trips = Dim::unknown();
-    if (auto m = knownScalar(ctx, 0); m && !ctx.has(1)) trips = Dim::known(std::max<int64_t>(*m, 0));
+    if (auto m = knownScalar(ctx, 0); m && !ctx.has(1))
+      trips = Dim::known(std::max<int64_t>(*m, 0));
     std::vector<TensorType> out = std::move(r.carried);
     for (size_t k = 0; k < numScan; ++k) {
       TensorType t = r.outputs[1 + numCarried + k];

@@ -63,7 +63,9 @@ std::optional<Dim> unifyDim(const Dim& a, const Dim& b) {
   return b;
 }
 
-Dim joinDim(const Dim& a, const Dim& b) { return a == b ? a : Dim::unknown(); }
+Dim joinDim(const Dim& a, const Dim& b) {
+  return a == b ? a : Dim::unknown();
+}
 
 Shape joinShape(const Shape& a, const Shape& b) {
   if (!a.rankKnown() || !b.rankKnown() || a.rank() != b.rank()) return Shape::unknownRank();

@@ -23,5 +23,18 @@ void registerImageOps(OpRegistry& r);
 void registerQuantizeOps(OpRegistry& r);
 /// DFT, STFT, window functions, MelWeightMatrix (signal.cc).
 void registerSignalOps(OpRegistry& r);
+/// RNN, GRU, LSTM (recurrent.cc), only where no other family defines them.
+void registerRecurrentOps(OpRegistry& r);
+/// NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss (loss.cc), only where not yet defined.
+void registerLossOps(OpRegistry& r);
+
+/// Registers Op unless another family already did: the misc family fills gaps without
+/// replacing a more specific definition (registering a name twice replaces silently).
+template <typename Op>
+void addIfAbsent(OpRegistry& r) {
+  std::string domain;
+  if constexpr (requires { Op::kDomain; }) domain = std::string(Op::kDomain);
+  if (!r.find(domain, std::string(Op::kName))) r.add<Op>();
+}
 
 }  // namespace kiln

@@ -23,7 +23,8 @@ struct GatherOp {
     KILN_RETURN_IF_ERROR(requireIntegerInput(ctx, 1, "indices"));
     const TensorType& data = ctx.in(0);
     const Shape& idx = ctx.in(1).shape;
-    if (!data.shape.rankKnown() || !idx.rankKnown()) return single(data.dtype, Shape::unknownRank());
+    if (!data.shape.rankKnown() || !idx.rankKnown())
+      return single(data.dtype, Shape::unknownRank());
     if (data.shape.rank() == 0) return ctx.error("data must have rank >= 1");
     KILN_ASSIGN_OR_RETURN(int64_t axis,
                           normalizeAxis(ctx, ctx.node().attrInt("axis", 0), data.shape.rank()));
@@ -70,8 +71,8 @@ struct GatherElementsOp {
     const Shape& idx = ctx.in(1).shape;
     if (data.shape.rankKnown() && idx.rankKnown()) {
       if (data.shape.rank() != idx.rank())
-        return ctx.error("data has rank {} but indices rank {}; they must match",
-                         data.shape.rank(), idx.rank());
+        return ctx.error("data has rank {} but indices rank {}; they must match", data.shape.rank(),
+                         idx.rank());
       KILN_RETURN_IF_ERROR(
           normalizeAxis(ctx, ctx.node().attrInt("axis", 0), data.shape.rank()).status());
     }
@@ -86,7 +87,8 @@ struct GatherNDOp {
     KILN_RETURN_IF_ERROR(requireIntegerInput(ctx, 1, "indices"));
     const TensorType& data = ctx.in(0);
     const Shape& idx = ctx.in(1).shape;
-    if (!data.shape.rankKnown() || !idx.rankKnown()) return single(data.dtype, Shape::unknownRank());
+    if (!data.shape.rankKnown() || !idx.rankKnown())
+      return single(data.dtype, Shape::unknownRank());
     int64_t r = data.shape.rank(), q = idx.rank(), b = ctx.node().attrInt("batch_dims", 0);
     if (r < 1 || q < 1) return ctx.error("data and indices must have rank >= 1");
     if (b < 0 || b >= std::min(r, q))

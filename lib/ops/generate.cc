@@ -87,7 +87,8 @@ struct RangeOp {
     if (!isFloat(t) && !isSignedInteger(t))
       return ctx.error("Range needs a float or signed integer type, got {}", dtypeName(t));
     if (ctx.value(0) && ctx.value(1) && ctx.value(2)) {
-      KILN_ASSIGN_OR_RETURN(int64_t n, rangeCount(ctx, *ctx.value(0), *ctx.value(1), *ctx.value(2)));
+      KILN_ASSIGN_OR_RETURN(int64_t n,
+                            rangeCount(ctx, *ctx.value(0), *ctx.value(1), *ctx.value(2)));
       return single(t, Shape::ofStatic({n}));
     }
     return single(t, unknownDims(1));
@@ -99,7 +100,7 @@ struct RangeOp {
       if (ctx.in(i).numElements() != 1 || ctx.in(i).dtype() != start.dtype())
         return ctx.error("start, limit and delta must be scalars of one type");
     KILN_ASSIGN_OR_RETURN(int64_t n, rangeCount(ctx, start, ctx.in(1), delta));
-    KILN_ASSIGN_OR_RETURN(Tensor out, Tensor::zeros(start.dtype(), {n}));
+    KILN_ASSIGN_OR_RETURN(Tensor out, allocateResult(start.dtype(), {n}));
     uint8_t* o = out.mutableBytes();
     if (isFloat(start.dtype())) {
       double s = start.doubleAt(0), d = delta.doubleAt(0);
@@ -115,7 +116,9 @@ struct RangeOp {
 
 struct EyeLikeOp {
   static constexpr std::string_view kName = "EyeLike";
-  static OpSchema schema() { return {1, 1, 1, 1, {{"dtype", AttrKind::String}, {"k", AttrKind::Int}}}; }
+  static OpSchema schema() {
+    return {1, 1, 1, 1, {{"dtype", AttrKind::String}, {"k", AttrKind::Int}}};
+  }
   static Types inferTypes(const InferContext& ctx) {
     const TensorType& in = ctx.in(0);
     if (in.shape.rankKnown() && in.shape.rank() != 2)
@@ -129,7 +132,7 @@ struct EyeLikeOp {
     auto t = parseDType(ctx.node().attrString("dtype", std::string(dtypeName(x.dtype()))));
     if (!t || x.rank() != 2 || *t == DType::String || *t == DType::Undefined)
       return ctx.error("cannot evaluate EyeLike for this input");
-    KILN_ASSIGN_OR_RETURN(Tensor out, Tensor::zeros(*t, x.dims()));
+    KILN_ASSIGN_OR_RETURN(Tensor out, allocateResult(*t, x.dims()));
     int64_t rows = x.dims()[0], cols = x.dims()[1], k = ctx.node().attrInt("k", 0);
     uint8_t* o = out.mutableBytes();
     for (int64_t r = 0; r < rows; ++r) {
@@ -172,7 +175,7 @@ struct DropoutOp {
     if (training && ratio != 0) return ctx.error("training-mode dropout is random");
     std::vector<Tensor> outs{ctx.in(0)};
     if (ctx.node().numOutputs() > 1) {
-      KILN_ASSIGN_OR_RETURN(Tensor mask, Tensor::zeros(DType::Bool, ctx.in(0).dims()));
+      KILN_ASSIGN_OR_RETURN(Tensor mask, allocateResult(DType::Bool, ctx.in(0).dims()));
       uint8_t* m = mask.mutableBytes();
       for (int64_t i = 0; i < mask.numElements(); ++i) m[i] = 1;
       outs.push_back(std::move(mask));
@@ -207,8 +210,7 @@ struct BlockRearrangeOp {
     // shrink: divide a dim by k, which must divide it when static.
     auto shrink = [&](const Dim& x, int64_t k, const char* what) -> Expected<Dim> {
       if (!x.isStatic()) return k == 1 ? x : Dim::unknown();
-      if (x.value % k != 0)
-        return ctx.error("{} ({}) is not divisible by {}", what, x.value, k);
+      if (x.value % k != 0) return ctx.error("{} ({}) is not divisible by {}", what, x.value, k);
       return Dim::known(x.value / k);
     };
     if (kToSpace) {

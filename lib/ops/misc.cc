@@ -1,5 +1,8 @@
 // Misc op family: random generators (RandomNormal/Uniform and their *Like forms, Bernoulli,
-// Multinomial); signal ops live in signal.cc and quantization ops in quantize.cc.
+// Multinomial), Det and the text ops; signal ops live in signal.cc, quantization ops in
+// quantize.cc, recurrent layers in recurrent.cc and losses in loss.cc.
+#include <algorithm>
+
 #include "dim_math.h"
 #include "family_registration.h"
 
@@ -74,11 +77,12 @@ struct BernoulliOp {
 struct MultinomialOp {
   static constexpr std::string_view kName = "Multinomial";
   static OpSchema schema() {
-    return {1,
-            1,
-            1,
-            1,
-            {{"dtype", AttrKind::String}, {"sample_size", AttrKind::Int}, {"seed", AttrKind::Float}}};
+    return {
+        1,
+        1,
+        1,
+        1,
+        {{"dtype", AttrKind::String}, {"sample_size", AttrKind::Int}, {"seed", AttrKind::Float}}};
   }
   static Types inferTypes(const InferContext& ctx) {
     KILN_ASSIGN_OR_RETURN(DType t, dtypeAttr(ctx, "dtype", DType::I32));
@@ -93,6 +97,85 @@ struct MultinomialOp {
   }
 };
 
+struct DetOp {
+  static constexpr std::string_view kName = "Det";
+  static OpSchema schema() { return {1, 1, 1, 1, {}}; }
+  static Types inferTypes(const InferContext& ctx) {
+    const TensorType& x = ctx.in(0);
+    KILN_RETURN_IF_ERROR(requireFloat(ctx, x.dtype, "input"));
+    if (!x.shape.rankKnown()) return single(x.dtype, Shape::unknownRank());
+    const int64_t r = x.shape.rank();
+    if (r < 2 || !unifyDim(x.shape[size_t(r - 2)], x.shape[size_t(r - 1)]))
+      return ctx.error("input must be [..., M, M] (square matrices), got {}", toString(x.shape));
+    return single(x.dtype, Shape({x.shape.dims().begin(), x.shape.dims().end() - 2}));
+  }
+};
+
+// Stop words make the kept count data-dependent; without them the shape is unchanged.
+struct StringNormalizerOp {
+  static constexpr std::string_view kName = "StringNormalizer";
+  static OpSchema schema() {
+    return {1,
+            1,
+            1,
+            1,
+            {{"case_change_action", AttrKind::String},
+             {"is_case_sensitive", AttrKind::Int},
+             {"locale", AttrKind::String},
+             {"stopwords", AttrKind::Strings}}};
+  }
+  static Types inferTypes(const InferContext& ctx) {
+    const TensorType& x = ctx.in(0);
+    if (x.dtype != DType::String)
+      return ctx.error("input must be a string tensor, got {}", dtypeName(x.dtype));
+    std::string action = ctx.node().attrString("case_change_action", "NONE");
+    if (action != "NONE" && action != "LOWER" && action != "UPPER")
+      return ctx.error("case_change_action '{}' is not one of NONE, LOWER, UPPER", action);
+    const Shape& s = x.shape;
+    if (s.rankKnown() && s.rank() != 1 && !(s.rank() == 2 && s[0] == Dim::known(1)))
+      return ctx.error("input must be [C] or [1, C], got {}", toString(s));
+    const Attribute* stop = ctx.node().attr("stopwords");
+    if (!stop || stop->strings().empty() || !s.rankKnown()) return single(DType::String, s);
+    Shape out = s;
+    out.dims().back() = Dim::unknown();
+    return single(DType::String, std::move(out));
+  }
+};
+
+struct TfIdfVectorizerOp {
+  static constexpr std::string_view kName = "TfIdfVectorizer";
+  static OpSchema schema() {
+    return {1,
+            1,
+            1,
+            1,
+            {{"max_gram_length", AttrKind::Int, true},
+             {"max_skip_count", AttrKind::Int, true},
+             {"min_gram_length", AttrKind::Int, true},
+             {"mode", AttrKind::String, true},
+             {"ngram_counts", AttrKind::Ints, true},
+             {"ngram_indexes", AttrKind::Ints, true},
+             {"pool_int64s", AttrKind::Ints},
+             {"pool_strings", AttrKind::Strings},
+             {"weights", AttrKind::Floats}}};
+  }
+  static Types inferTypes(const InferContext& ctx) {
+    const TensorType& x = ctx.in(0);
+    if (x.dtype != DType::String && x.dtype != DType::I32 && x.dtype != DType::I64)
+      return ctx.error("input must be string, i32 or i64, got {}", dtypeName(x.dtype));
+    int64_t size = 0;
+    for (int64_t i : ctx.node().attrInts("ngram_indexes")) {
+      if (i < 0) return ctx.error("ngram_indexes contains negative index {}", i);
+      size = std::max(size, i + 1);
+    }
+    const Shape& s = x.shape;
+    if (!s.rankKnown()) return single(DType::F32, Shape::unknownRank());
+    if (s.rank() == 1) return single(DType::F32, Shape({Dim::known(size)}));
+    if (s.rank() == 2) return single(DType::F32, Shape({s[0], Dim::known(size)}));
+    return ctx.error("input must be [N] or [B, N], got {}", toString(s));
+  }
+};
+
 }  // namespace
 
 void registerMiscOps(OpRegistry& r) {
@@ -104,6 +187,12 @@ void registerMiscOps(OpRegistry& r) {
   r.add<MultinomialOp>();
   registerSignalOps(r);
   registerQuantizeOps(r);
+  // Ops no other family claims; added only where still missing.
+  addIfAbsent<DetOp>(r);
+  addIfAbsent<StringNormalizerOp>(r);
+  addIfAbsent<TfIdfVectorizerOp>(r);
+  registerRecurrentOps(r);
+  registerLossOps(r);
 }
 
 }  // namespace kiln

@@ -112,6 +112,13 @@ struct PadOp {
     auto pads = ctx.in(1).toInts();
     KILN_ASSIGN_OR_RETURN(Shape outShape, paddedShape(ctx, Shape::ofStatic(x.dims()), axes, pads));
     auto dims = outShape.staticDims();
+    const bool hasValue = ctx.has(2) && ctx.in(2).numElements() == 1;
+    if (hasValue && ctx.in(2).dtype() != x.dtype()) return ctx.error("constant_value type differs");
+    KILN_ASSIGN_OR_RETURN(TensorBuilder b, TensorBuilder::create(x.dtype(), dims));
+    if (b.numElements() == 0) {
+      KILN_ASSIGN_OR_RETURN(Tensor empty, std::move(b).finish());
+      return std::vector<Tensor>{std::move(empty)};
+    }
     // Per-axis maps from output coordinate to source coordinate (-1: constant).
     std::vector<std::vector<int64_t>> maps(dims.size());
     std::vector<int64_t> begin(dims.size(), 0);
@@ -122,9 +129,6 @@ struct PadOp {
         return ctx.error("cannot {}-pad an empty axis {}", mode, a);
       for (int64_t o = 0; o < dims[a]; ++o) maps[a].push_back(padSource(mode, o, begin[a], d));
     }
-    const bool hasValue = ctx.has(2) && ctx.in(2).numElements() == 1;
-    if (hasValue && ctx.in(2).dtype() != x.dtype()) return ctx.error("constant_value type differs");
-    KILN_ASSIGN_OR_RETURN(TensorBuilder b, TensorBuilder::create(x.dtype(), dims));
     auto strides = stridesOf(x.dims());
     std::vector<int64_t> idx(dims.size(), 0);
     for (int64_t e = 0; e < b.numElements(); ++e) {
@@ -133,8 +137,10 @@ struct PadOp {
         int64_t c = maps[a][size_t(idx[a])];
         src = c < 0 ? -1 : src + c * strides[a];
       }
-      if (src >= 0) b.copy(e, x, src);
-      else if (hasValue) b.copy(e, ctx.in(2), 0);
+      if (src >= 0)
+        b.copy(e, x, src);
+      else if (hasValue)
+        b.copy(e, ctx.in(2), 0);
       for (size_t a = dims.size(); a-- > 0;) {
         if (++idx[a] < dims[a]) break;
         idx[a] = 0;

@@ -24,7 +24,8 @@ Status checkQuantParams(const InferContext& ctx, const Shape& x) {
     if (scale.rank() != 1)
       return ctx.error("scale {} must be a scalar or 1-D (per-axis) unless block_size is set",
                        toString(scale));
-    KILN_ASSIGN_OR_RETURN(int64_t axis, normalizeAxis(ctx, ctx.node().attrInt("axis", 1), x.rank()));
+    KILN_ASSIGN_OR_RETURN(int64_t axis,
+                          normalizeAxis(ctx, ctx.node().attrInt("axis", 1), x.rank()));
     if (!unifyDim(scale[0], x[size_t(axis)]))
       return ctx.error("per-axis scale has {} elements but axis {} has {}", scale[0].value, axis,
                        x[size_t(axis)].value);
@@ -84,9 +85,8 @@ struct DynamicQuantizeLinearOp {
   static Types inferTypes(const InferContext& ctx) {
     if (ctx.in(0).dtype != DType::F32)
       return ctx.error("input must be f32, got {}", dtypeName(ctx.in(0).dtype));
-    return std::vector<TensorType>{{DType::U8, ctx.in(0).shape},
-                                   {DType::F32, Shape::scalar()},
-                                   {DType::U8, Shape::scalar()}};
+    return std::vector<TensorType>{
+        {DType::U8, ctx.in(0).shape}, {DType::F32, Shape::scalar()}, {DType::U8, Shape::scalar()}};
   }
 };
 

@@ -13,6 +13,11 @@ const OpDef* OpRegistry::find(const std::string& domain, const std::string& name
   return it == defs_.end() ? nullptr : &it->second;
 }
 
+void OpRegistry::setEmit(const std::string& domain, const std::string& name, EmitFn emit) {
+  auto it = defs_.find({domain, name});
+  if (it != defs_.end() && !it->second.emit) it->second.emit = emit;
+}
+
 std::vector<const OpDef*> OpRegistry::all() const {
   std::vector<const OpDef*> out;
   for (const auto& [k, d] : defs_) out.push_back(&d);
@@ -33,6 +38,7 @@ const OpRegistry& OpRegistry::builtin() {
     registerTensorOps(r);
     registerControlFlowOps(r);
     registerMiscOps(r);
+    attachNnEmitters(r);
     return r;
   }();
   return registry;

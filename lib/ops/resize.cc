@@ -41,9 +41,10 @@ struct ResizeOp {
       return ctx.error("mode '{}' is not one of nearest, linear, cubic", mode);
     std::string policy = n.attrString("keep_aspect_ratio_policy", "stretch");
     if (policy != "stretch" && policy != "not_larger" && policy != "not_smaller")
-      return ctx.error("keep_aspect_ratio_policy '{}' is not one of stretch, not_larger, "
-                       "not_smaller",
-                       policy);
+      return ctx.error(
+          "keep_aspect_ratio_policy '{}' is not one of stretch, not_larger, "
+          "not_smaller",
+          policy);
     return Status();
   }
   static Types inferTypes(const InferContext& ctx) {

@@ -29,10 +29,14 @@ Expected<std::vector<int64_t>> evalInputDims(const EvalContext& ctx) {
 
 struct ShapeOp {
   static constexpr std::string_view kName = "Shape";
-  static OpSchema schema() { return {1, 1, 1, 1, {{"start", AttrKind::Int}, {"end", AttrKind::Int}}}; }
+  static OpSchema schema() {
+    return {1, 1, 1, 1, {{"start", AttrKind::Int}, {"end", AttrKind::Int}}};
+  }
   // [start, end) after making negatives relative to rank and clamping to [0, rank].
   static std::pair<int64_t, int64_t> range(const Node& n, int64_t rank) {
-    auto clampIdx = [rank](int64_t v) { return std::clamp(v < 0 ? v + rank : v, int64_t(0), rank); };
+    auto clampIdx = [rank](int64_t v) {
+      return std::clamp(v < 0 ? v + rank : v, int64_t(0), rank);
+    };
     int64_t start = clampIdx(n.attrInt("start", 0));
     int64_t end = n.hasAttr("end") ? clampIdx(n.attrInt("end", rank)) : rank;
     return {start, std::max(start, end)};
@@ -140,9 +144,10 @@ Expected<std::vector<Dim>> reshapeDims(const Ctx& ctx, const Shape& in,
   }
   if (inDynamic == 0) {
     if (outProduct == 0 || inProduct % outProduct != 0)
-      return ctx.error("cannot reshape {} to {}: the other dims ({} elements) do not divide the "
-                       "input's {} elements",
-                       toString(in), toString(Shape(out)), outProduct, inProduct);
+      return ctx.error(
+          "cannot reshape {} to {}: the other dims ({} elements) do not divide the "
+          "input's {} elements",
+          toString(in), toString(Shape(out)), outProduct, inProduct);
     out[size_t(inferAt)] = Dim::known(inProduct / outProduct);
   } else if (inDynamic == 1 && inProduct == outProduct) {
     out[size_t(inferAt)] = *single;
@@ -251,8 +256,8 @@ struct SqueezeOp {
     const Tensor& x = ctx.in(0);
     std::vector<int64_t> axes;
     if (ctx.has(1)) axes = ctx.in(1).toInts();
-    KILN_ASSIGN_OR_RETURN(Shape out,
-                          squeezeShape(ctx, Shape::ofStatic(x.dims()), ctx.has(1) ? &axes : nullptr));
+    KILN_ASSIGN_OR_RETURN(
+        Shape out, squeezeShape(ctx, Shape::ofStatic(x.dims()), ctx.has(1) ? &axes : nullptr));
     return one(withDims(x, out.staticDims()));
   }
 };
@@ -290,7 +295,8 @@ struct UnsqueezeOp {
   static Tensors evaluate(const EvalContext& ctx) {
     KILN_RETURN_IF_ERROR(requireInputs(ctx, 2));
     const Tensor& x = ctx.in(0);
-    KILN_ASSIGN_OR_RETURN(Shape out, unsqueezeShape(ctx, Shape::ofStatic(x.dims()), ctx.in(1).toInts()));
+    KILN_ASSIGN_OR_RETURN(Shape out,
+                          unsqueezeShape(ctx, Shape::ofStatic(x.dims()), ctx.in(1).toInts()));
     return one(withDims(x, out.staticDims()));
   }
 };
@@ -318,8 +324,9 @@ struct TransposeOp {
     const Shape& s = ctx.in(0).shape;
     if (!s.rankKnown()) {
       const bool hasPerm = ctx.node().hasAttr("perm");
-      return single(ctx.in(0).dtype, hasPerm ? unknownDims(int64_t(ctx.node().attrInts("perm").size()))
-                                             : Shape::unknownRank());
+      return single(ctx.in(0).dtype, hasPerm
+                                         ? unknownDims(int64_t(ctx.node().attrInts("perm").size()))
+                                         : Shape::unknownRank());
     }
     KILN_ASSIGN_OR_RETURN(auto perm, transposePerm(ctx, s.rank()));
     std::vector<Dim> out;
@@ -380,11 +387,13 @@ struct ExpandOp {
 struct IdentityOp {
   static constexpr std::string_view kName = "Identity";
   static OpSchema schema() { return {1, 1, 1, 1, {}}; }
-  static Types inferTypes(const InferContext& ctx) { return single(ctx.in(0).dtype, ctx.in(0).shape); }
+  static Types inferTypes(const InferContext& ctx) {
+    return single(ctx.in(0).dtype, ctx.in(0).shape);
+  }
   static Tensors evaluate(const EvalContext& ctx) {
     KILN_RETURN_IF_ERROR(requireInputs(ctx, 1));
-    return std::vector<Tensor>{ctx.in(0)
-  }; }
+    return std::vector<Tensor>{ctx.in(0)};
+  }
 };
 
 }  // namespace

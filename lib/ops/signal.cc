@@ -16,13 +16,19 @@ Expected<Dim> scalarDim(const InferContext& ctx, size_t i, const char* what) {
 }
 
 // floor(n / 2) + 1: the bins a one-sided (real-input) transform keeps.
-Dim oneSidedBins(const Dim& n) { return n.isStatic() ? Dim::known(n.value / 2 + 1) : Dim::unknown(); }
+Dim oneSidedBins(const Dim& n) {
+  return n.isStatic() ? Dim::known(n.value / 2 + 1) : Dim::unknown();
+}
 
 struct DFTOp {
   static constexpr std::string_view kName = "DFT";
   // Opset 20 takes axis as input 2; a legacy 'axis' attribute (opset 17) is also honoured.
   static OpSchema schema() {
-    return {1, 3, 1, 1, {{"inverse", AttrKind::Int}, {"onesided", AttrKind::Int}, {"axis", AttrKind::Int}}};
+    return {1,
+            3,
+            1,
+            1,
+            {{"inverse", AttrKind::Int}, {"onesided", AttrKind::Int}, {"axis", AttrKind::Int}}};
   }
   static Types inferTypes(const InferContext& ctx) {
     KILN_RETURN_IF_ERROR(requireIntegerInput(ctx, 1, "dft_length"));
@@ -78,7 +84,8 @@ struct STFTOp {
       const Dim& len = x.shape[1];
       if (len.isStatic() && frameLen.isStatic() && step.isStatic()) {
         if (frameLen.value > len.value)
-          return ctx.error("frame_length {} exceeds the signal length {}", frameLen.value, len.value);
+          return ctx.error("frame_length {} exceeds the signal length {}", frameLen.value,
+                           len.value);
         frames = Dim::known((len.value - frameLen.value) / step.value + 1);
       }
     }

@@ -72,9 +72,10 @@ struct ConcatOp {
         if (int64_t(d) == axis) continue;
         auto u = unifyDim(out[d], s[d]);
         if (!u)
-          return ctx.error("input {} has dim {} = {} but another input has {}; only axis {} may "
-                           "differ",
-                           i, d, s[d].value, out[d].value, axis);
+          return ctx.error(
+              "input {} has dim {} = {} but another input has {}; only axis {} may "
+              "differ",
+              i, d, s[d].value, out[d].value, axis);
         out[d] = *u;
       }
     }
@@ -192,8 +193,8 @@ struct SplitOp {
     if (axis < 0) axis += r;
     std::vector<int64_t> split;
     if (ctx.has(1)) split = ctx.in(1).toInts();
-    KILN_ASSIGN_OR_RETURN(auto sizes, splitSizes(ctx, Dim::known(x.dims()[size_t(axis)]), n,
-                                                 ctx.has(1), &split));
+    KILN_ASSIGN_OR_RETURN(
+        auto sizes, splitSizes(ctx, Dim::known(x.dims()[size_t(axis)]), n, ctx.has(1), &split));
     int64_t outer = 1, inner = 1;
     for (int64_t d = 0; d < axis; ++d) outer *= x.dims()[size_t(d)];
     for (int64_t d = axis + 1; d < r; ++d) inner *= x.dims()[size_t(d)];
@@ -290,13 +291,13 @@ struct SliceOp {
     Shape out = in.shape;
     if (!starts || !ends || (ctx.has(4) && !steps)) {
       for (int64_t a : *axes) {
-        if (a < -rank || a >= rank) return ctx.error("axis {} is out of range for rank {}", a, rank);
+        if (a < -rank || a >= rank)
+          return ctx.error("axis {} is out of range for rank {}", a, rank);
         out.dims()[size_t(a < 0 ? a + rank : a)] = Dim::unknown();
       }
       return single(in.dtype, std::move(out));
     }
-    SliceParams p{*starts, *ends, *axes,
-                  steps ? *steps : std::vector<int64_t>(starts->size(), 1)};
+    SliceParams p{*starts, *ends, *axes, steps ? *steps : std::vector<int64_t>(starts->size(), 1)};
     KILN_RETURN_IF_ERROR(checkSliceParams(ctx, p, rank));
     for (size_t i = 0; i < p.axes.size(); ++i) {
       Dim& d = out.dims()[size_t(p.axes[i])];

@@ -44,7 +44,8 @@ struct OneHotOp {
     }
     if (!indices.shape.rankKnown()) return single(t, Shape::unknownRank());
     int64_t outRank = indices.shape.rank() + 1;
-    KILN_ASSIGN_OR_RETURN(int64_t axis, normalizeAxis(ctx, ctx.node().attrInt("axis", -1), outRank));
+    KILN_ASSIGN_OR_RETURN(int64_t axis,
+                          normalizeAxis(ctx, ctx.node().attrInt("axis", -1), outRank));
     std::vector<Dim> out = indices.shape.dims();
     out.insert(out.begin() + axis, depth);
     return single(t, Shape(std::move(out)));
@@ -54,7 +55,11 @@ struct OneHotOp {
 struct TopKOp {
   static constexpr std::string_view kName = "TopK";
   static OpSchema schema() {
-    return {2, 2, 2, 2, {{"axis", AttrKind::Int}, {"largest", AttrKind::Int}, {"sorted", AttrKind::Int}}};
+    return {2,
+            2,
+            2,
+            2,
+            {{"axis", AttrKind::Int}, {"largest", AttrKind::Int}, {"sorted", AttrKind::Int}}};
   }
   static Types inferTypes(const InferContext& ctx) {
     KILN_RETURN_IF_ERROR(requireIntegerInput(ctx, 1, "K"));
@@ -79,19 +84,51 @@ struct TopKOp {
   }
 };
 
+// Output [rank, count]: the count is data-dependent, so known only for a known input.
 struct NonZeroOp {
   static constexpr std::string_view kName = "NonZero";
   static OpSchema schema() { return {1, 1, 1, 1, {}}; }
+  static bool isNonZero(const Tensor& x, int64_t i) {
+    return x.dtype() == DType::String ? !x.strings()[size_t(i)].empty() : x.doubleAt(i) != 0;
+  }
+  static int64_t count(const Tensor& x) {
+    int64_t n = 0;
+    for (int64_t i = 0; i < x.numElements(); ++i) n += isNonZero(x, i);
+    return n;
+  }
   static Types inferTypes(const InferContext& ctx) {
     const Shape& s = ctx.in(0).shape;
     Dim rank = s.rankKnown() ? Dim::known(s.rank()) : Dim::unknown();
-    return single(DType::I64, Shape({rank, Dim::unknown()}));
+    const Tensor* x = ctx.value(0);
+    return single(DType::I64, Shape({rank, x ? Dim::known(count(*x)) : Dim::unknown()}));
+  }
+  static Tensors evaluate(const EvalContext& ctx) {
+    KILN_RETURN_IF_ERROR(requireInputs(ctx, 1));
+    const Tensor& x = ctx.in(0);
+    const int64_t r = x.rank(), n = count(x);
+    KILN_ASSIGN_OR_RETURN(Tensor out, allocateResult(DType::I64, {r, n}));
+    int64_t* o = out.mutableData<int64_t>();
+    std::vector<int64_t> idx(size_t(r), 0);
+    int64_t k = 0;
+    for (int64_t e = 0; e < x.numElements(); ++e) {
+      if (isNonZero(x, e)) {
+        for (int64_t d = 0; d < r; ++d) o[d * n + k] = idx[size_t(d)];
+        ++k;
+      }
+      for (int64_t d = r; d-- > 0;) {
+        if (++idx[size_t(d)] < x.dims()[size_t(d)]) break;
+        idx[size_t(d)] = 0;
+      }
+    }
+    return std::vector<Tensor>{std::move(out)};
   }
 };
 
 struct UniqueOp {
   static constexpr std::string_view kName = "Unique";
-  static OpSchema schema() { return {1, 1, 1, 4, {{"axis", AttrKind::Int}, {"sorted", AttrKind::Int}}}; }
+  static OpSchema schema() {
+    return {1, 1, 1, 4, {{"axis", AttrKind::Int}, {"sorted", AttrKind::Int}}};
+  }
   static Types inferTypes(const InferContext& ctx) {
     const TensorType& x = ctx.in(0);
     Shape y = unknownDims(1);

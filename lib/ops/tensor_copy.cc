@@ -3,12 +3,27 @@
 
 #include <cstring>
 
+#include "kiln/support/checked_math.h"
+
 namespace kiln {
 
-Expected<TensorBuilder> TensorBuilder::create(DType dtype, std::vector<int64_t> dims) {
+Expected<Tensor> allocateResult(DType dtype, std::vector<int64_t> dims) {
   if (dtype == DType::Undefined) return makeError("cannot build a tensor of undefined type");
+  for (int64_t d : dims)
+    if (d < 0) return makeError("tensor has a negative dimension ({})", d);
+  auto n = checkedProduct(dims);
+  // Strings count as pointer-sized elements for the limit.
+  auto bytes = n ? (dtype == DType::String ? checkedMul(*n, 8) : dtypeStorageBytes(dtype, *n))
+                 : std::nullopt;
+  if (!bytes || *bytes > kMaxEvalBytes)
+    return makeError("result of {} elements is too large to evaluate at compile time",
+                     n ? std::to_string(*n) : std::string("too many"));
+  return Tensor::zeros(dtype, std::move(dims));
+}
+
+Expected<TensorBuilder> TensorBuilder::create(DType dtype, std::vector<int64_t> dims) {
   TensorBuilder b;
-  KILN_ASSIGN_OR_RETURN(b.tensor_, Tensor::zeros(dtype, std::move(dims)));
+  KILN_ASSIGN_OR_RETURN(b.tensor_, allocateResult(dtype, std::move(dims)));
   if (dtype == DType::String) {
     b.strings_.resize(size_t(b.tensor_.numElements()));
   } else {
@@ -27,7 +42,8 @@ void TensorBuilder::copy(int64_t dst, const Tensor& src, int64_t srcIndex, int64
     return;
   }
   if (tensor_.dtype() == DType::String) {
-    for (int64_t k = 0; k < count; ++k) strings_[size_t(dst + k)] = src.strings()[size_t(srcIndex + k)];
+    for (int64_t k = 0; k < count; ++k)
+      strings_[size_t(dst + k)] = src.strings()[size_t(srcIndex + k)];
   } else if (elemBytes_ > 0) {
     std::memcpy(data_ + dst * elemBytes_, src.bytes() + srcIndex * elemBytes_,
                 size_t(count * elemBytes_));
@@ -44,7 +60,8 @@ void TensorBuilder::copy(int64_t dst, const Tensor& src, int64_t srcIndex, int64
 
 Expected<Tensor> TensorBuilder::finish() && {
   if (failed_) return makeError("internal error: element copy out of range or of mismatched type");
-  if (tensor_.dtype() == DType::String) return Tensor::fromStrings(tensor_.dims(), std::move(strings_));
+  if (tensor_.dtype() == DType::String)
+    return Tensor::fromStrings(tensor_.dims(), std::move(strings_));
   return std::move(tensor_);
 }
 

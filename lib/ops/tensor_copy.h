@@ -11,6 +11,13 @@
 
 namespace kiln {
 
+/// Largest tensor (bytes) reference evaluation creates: folding anything bigger into a
+/// compiled artifact is never worth it, and refusing keeps allocation failures out.
+inline constexpr int64_t kMaxEvalBytes = int64_t(1) << 30;
+
+/// A zero-filled tensor for an evaluation result; fails on bad dims or past kMaxEvalBytes.
+Expected<Tensor> allocateResult(DType dtype, std::vector<int64_t> dims);
+
 /// Builds a tensor of any dtype (strings and 4-bit types included) by copying elements from
 /// tensors of the same dtype, so data-movement ops need no per-type code. Out-of-range or
 /// mismatched copies are recorded and reported by finish() rather than trusted.

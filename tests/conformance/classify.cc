@@ -19,9 +19,8 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 // Ops whose output shape depends on the values they compute, not only on their inputs' values.
-const std::set<std::string> kDataDependentOps = {"NonZero", "Unique", "Compress",
-                                                 "NonMaxSuppression", "Loop", "If", "Scan",
-                                                 "StringSplit"};
+const std::set<std::string> kDataDependentOps = {
+    "NonZero", "Unique", "Compress", "NonMaxSuppression", "Loop", "If", "Scan", "StringSplit"};
 
 std::string lower(std::string s) {
   std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
@@ -42,8 +41,7 @@ std::set<std::string> testOps(const json* info, const Graph* g) {
 }
 
 Outcome errorOutcome(const std::string& message, const json* info) {
-  if (lower(message).find("unsupported") == std::string::npos)
-    return {"wrong", message, "error"};
+  if (lower(message).find("unsupported") == std::string::npos) return {"wrong", message, "error"};
   std::set<std::string> ops = testOps(info, nullptr);
   bool namesOp = ops.empty();  // without a manifest, trust the message
   for (const auto& op : ops)
@@ -100,8 +98,8 @@ Comparison compare(const Graph& g, const std::vector<Tensor>& expected) {
     const TensorType& got = v->type();
     const Tensor& e = expected[i];
     TensorType want{e.dtype(), Shape::ofStatic(e.dims())};
-    std::string what = "output '" + v->name() + "': inferred " + toString(got) + ", expected " +
-                       toString(want);
+    std::string what =
+        "output '" + v->name() + "': inferred " + toString(got) + ", expected " + toString(want);
     bool mismatch = got.dtype != want.dtype;
     bool unknown = false;
     if (!mismatch && got.shape.rankKnown()) {

@@ -25,8 +25,8 @@
 #include "classify.h"
 
 namespace fs = std::filesystem;
-using nlohmann::json;
 using kiln::conformance::Outcome;
+using nlohmann::json;
 
 namespace {
 
@@ -52,15 +52,24 @@ Args parseArgs(int argc, char** argv) {
       if (i + 1 >= argc) usage(s + " needs a value");
       return argv[++i];
     };
-    if (s == "--report") a.report = value();
-    else if (s == "--manifest") a.manifest = value();
-    else if (s == "--filter") a.filter = value();
-    else if (s == "--timeout") a.timeoutSeconds = std::max(1, std::atoi(value().c_str()));
-    else if (s == "--no-fork") a.fork = false;
-    else if (s == "-v" || s == "--verbose") a.verbose = true;
-    else if (!s.empty() && s[0] == '-') usage("unknown option " + s);
-    else if (a.nodeDir.empty()) a.nodeDir = s;
-    else usage("more than one NODE_DIR");
+    if (s == "--report")
+      a.report = value();
+    else if (s == "--manifest")
+      a.manifest = value();
+    else if (s == "--filter")
+      a.filter = value();
+    else if (s == "--timeout")
+      a.timeoutSeconds = std::max(1, std::atoi(value().c_str()));
+    else if (s == "--no-fork")
+      a.fork = false;
+    else if (s == "-v" || s == "--verbose")
+      a.verbose = true;
+    else if (!s.empty() && s[0] == '-')
+      usage("unknown option " + s);
+    else if (a.nodeDir.empty())
+      a.nodeDir = s;
+    else
+      usage("more than one NODE_DIR");
   }
   if (a.nodeDir.empty()) usage("missing NODE_DIR");
   if (a.manifest.empty()) a.manifest = (fs::path(a.nodeDir) / ".." / "manifest.json").string();
@@ -105,8 +114,10 @@ Outcome runIsolated(const fs::path& dir, const json* info, int timeoutSeconds) {
   char chunk[4096];
   for (;;) {
     ssize_t n = read(fds[0], chunk, sizeof chunk);
-    if (n > 0) buf.append(chunk, size_t(n));
-    else if (n == 0 || errno != EINTR) break;
+    if (n > 0)
+      buf.append(chunk, size_t(n));
+    else if (n == 0 || errno != EINTR)
+      break;
   }
   close(fds[0]);
   int status = 0;
@@ -116,8 +127,8 @@ Outcome runIsolated(const fs::path& dir, const json* info, int timeoutSeconds) {
     int sig = WTERMSIG(status);
     if (sig == SIGALRM)
       return {"crashed", "timed out after " + std::to_string(timeoutSeconds) + " s (hang?)", ""};
-    return {"crashed", std::string("killed by signal ") + std::to_string(sig) + " (" +
-                           strsignal(sig) + ")",
+    return {"crashed",
+            std::string("killed by signal ") + std::to_string(sig) + " (" + strsignal(sig) + ")",
             ""};
   }
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || buf.empty())
@@ -215,7 +226,8 @@ int main(int argc, char** argv) {
     }
   }
 
-  for (const auto& [name, o] : failures) std::cout << o.category << "\t" << name << "\t" << o.message << "\n";
+  for (const auto& [name, o] : failures)
+    std::cout << o.category << "\t" << name << "\t" << o.message << "\n";
   std::cout << "node tests: " << dirs.size() << "\n";
   for (const auto& c : categories) std::cout << "  " << c << ": " << counts[c] << "\n";
   for (const auto& [d, n] : detailCounts) std::cout << "    " << d << ": " << n << "\n";

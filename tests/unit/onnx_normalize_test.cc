@@ -279,6 +279,31 @@ TEST(OnnxNormalize, BatchNormalizationInInferenceForm) {
   EXPECT_TRUE(contains(r.message(), "inference")) << r.message();
 }
 
+TEST(OnnxNormalize, GroupNorm18RepeatsScaleAndBiasPerChannel) {
+  OneNode m = oneNode(18, "GroupNormalization", {"x", "s", "b"});
+  *m.model.mutable_graph()->add_initializer() = floatTensor("s", {2}, {1, 2});
+  *m.model.mutable_graph()->add_initializer() = floatTensor("b", {2}, {0, 0});
+  attrInt(m.node, "num_groups", 2);
+  Model model = importOk(m.model);
+  Node* n = findNode(*model.graph, "n");
+  for (size_t i = 1; i <= 2; ++i) {
+    Node* reshape = n->input(i)->producer();
+    ASSERT_NE(reshape, nullptr);
+    EXPECT_EQ(reshape->opType(), "Reshape");
+    Node* expand = reshape->input(0)->producer();
+    EXPECT_EQ(expand->opType(), "Expand");
+    EXPECT_EQ(expand->input(0)->producer()->opType(), "Unsqueeze");
+    EXPECT_EQ(expand->input(0)->producer()->input(0)->name(), i == 1 ? "s" : "b");
+    EXPECT_EQ(expand->input(1)->producer()->opType(), "Concat");
+  }
+  OneNode m21 = oneNode(21, "GroupNormalization", {"x", "s", "b"});
+  attrInt(m21.node, "num_groups", 2);
+  *m21.model.mutable_graph()->add_initializer() = floatTensor("s", {3}, {1, 2, 3});
+  *m21.model.mutable_graph()->add_initializer() = floatTensor("b", {3}, {0, 0, 0});
+  Model model21 = importOk(m21.model);
+  EXPECT_EQ(model21.graph->numNodes(), 1u);
+}
+
 // ---- Subgraphs ----
 
 TEST(OnnxSubgraph, BranchesReadOuterValues) {

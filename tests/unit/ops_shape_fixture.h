@@ -25,9 +25,12 @@ inline TensorType parseType(const std::string& s) {
   while (pos < body.size()) {
     size_t comma = body.find(',', pos);
     std::string d = body.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
-    if (d == "?") dims.push_back(Dim::unknown());
-    else if (d[0] >= '0' && d[0] <= '9') dims.push_back(Dim::known(std::stoll(d)));
-    else dims.push_back(Dim::named(d));
+    if (d == "?")
+      dims.push_back(Dim::unknown());
+    else if (d[0] >= '0' && d[0] <= '9')
+      dims.push_back(Dim::known(std::stoll(d)));
+    else
+      dims.push_back(Dim::named(d));
     if (comma == std::string::npos) break;
     pos = comma + 1;
   }
@@ -44,11 +47,19 @@ inline Tensor i64s(std::vector<int64_t> v, std::vector<int64_t> dims) {
 inline Tensor f32s(std::vector<float> v, std::vector<int64_t> dims) {
   return Tensor::fromVector<float>(DType::F32, std::move(dims), v);
 }
-inline Tensor i64(int64_t v) { return Tensor::scalar<int64_t>(DType::I64, v); }
+inline Tensor i64(int64_t v) {
+  return Tensor::scalar<int64_t>(DType::I64, v);
+}
 
-inline Attribute ai(int64_t v) { return Attribute(v); }
-inline Attribute ais(std::vector<int64_t> v) { return Attribute(std::move(v)); }
-inline Attribute astr(std::string v) { return Attribute(std::move(v)); }
+inline Attribute ai(int64_t v) {
+  return Attribute(v);
+}
+inline Attribute ais(std::vector<int64_t> v) {
+  return Attribute(std::move(v));
+}
+inline Attribute astr(std::string v) {
+  return Attribute(std::move(v));
+}
 
 /// A graph under construction with one node under test (more nodes may be chained).
 class OpGraph {
@@ -62,7 +73,9 @@ class OpGraph {
     return *g.addInput("in" + std::to_string(counter_++), parseType(type));
   }
   /// An initializer (a value known at compile time).
-  Value* init(Tensor t) { return *g.addInitializer("c" + std::to_string(counter_++), std::move(t)); }
+  Value* init(Tensor t) {
+    return *g.addInitializer("c" + std::to_string(counter_++), std::move(t));
+  }
   /// Appends a node; it becomes `node`.
   Node* op(const std::string& opType, std::vector<Value*> inputs, size_t numOutputs = 1) {
     std::vector<std::string> outs;
@@ -100,7 +113,9 @@ inline Expected<std::vector<Tensor>> evaluate(Node& n, const std::vector<const T
 }
 
 /// The elements of a tensor as int64 (for compact comparisons).
-inline std::vector<int64_t> ints(const Tensor& t) { return t.toInts(); }
+inline std::vector<int64_t> ints(const Tensor& t) {
+  return t.toInts();
+}
 inline std::vector<double> doubles(const Tensor& t) {
   std::vector<double> v;
   for (int64_t i = 0; i < t.numElements(); ++i) v.push_back(t.doubleAt(i));

@@ -225,6 +225,7 @@ TEST(TextIr, ReportsErrorsWithLineAndColumn) {
       {"", "bad.kir:1:1: expected 'graph'"},
       {"graph @g() { \x01 }", "unexpected byte 0x01"},
       {"graph @g() {", "expected a statement (const, a node, return) or '}', got end of input"},
+      {"graph @g(%\"a\\nb\", %\"a\\nb\") {}", "input name 'a\\nb' is already defined"},
   };
   for (const Case& c : cases) {
     std::string msg = parseError(c.text);

@@ -120,6 +120,8 @@ class OpRegistry {
   /// Registers a table row (used by elementwise families).
   void addDef(OpDef def);
   const OpDef* find(const std::string& domain, const std::string& name) const;
+  /// Sets the emit facet of an already registered op (no-op when it is not registered).
+  void setEmit(const std::string& domain, const std::string& name, EmitFn emit);
   std::vector<const OpDef*> all() const;
 
   /// The registry with every built-in op; built once, immutable afterwards.
@@ -141,5 +143,7 @@ void registerShapeOps(OpRegistry& r);
 void registerTensorOps(OpRegistry& r);
 void registerControlFlowOps(OpRegistry& r);
 void registerMiscOps(OpRegistry& r);
+/// Emit facets for NN and data-movement ops (lib/ops/nn_emit.cc), attached after registration.
+void attachNnEmitters(OpRegistry& r);
 
 }  // namespace kiln

@@ -9,7 +9,7 @@ namespace kiln::onnx_import {
 Expected<std::string> NormalizeContext::addConstant(const std::string& base, Tensor t) {
   std::string name = freshName(base);
   auto v = g_.addInitializer(name, std::move(t));
-  if (!v) return error(v.message(), "");
+  if (!v) return error(printableMessage(v.message()), "");
   return name;
 }
 
@@ -81,6 +81,13 @@ Expected<std::string> scalarLike(NormalizeContext& nctx, const NodeSpec& n, cons
   return out;
 }
 
+// Rules that build constants "like" input 0 need it to be present.
+Status requireDataInput(const NodeSpec& n, NormalizeContext& nctx) {
+  if (n.inputs.empty() || n.inputs[0].empty())
+    return nctx.error("has no data input (input 0)", "fix the node in the model");
+  return Status();
+}
+
 Status axesToInput(NodeSpec& n, NormalizeContext& nctx) {
   return intsAttrToInput(n, nctx, "axes", 1, /*required=*/false);
 }
@@ -111,6 +118,7 @@ Status sliceToInputs(NodeSpec& n, NormalizeContext& nctx) {
 }
 
 Status padToInputs(NodeSpec& n, NormalizeContext& nctx) {
+  KILN_RETURN_IF_ERROR(requireDataInput(n, nctx));
   KILN_RETURN_IF_ERROR(intsAttrToInput(n, nctx, "pads", 1, true));
   std::optional<Attribute> value = take(n, "value");
   if (value && value->kind() != AttrKind::Float) return wrongKind(nctx, "value", AttrKind::Float);
@@ -122,6 +130,7 @@ Status padToInputs(NodeSpec& n, NormalizeContext& nctx) {
 }
 
 Status clipToInputs(NodeSpec& n, NormalizeContext& nctx) {
+  KILN_RETURN_IF_ERROR(requireDataInput(n, nctx));
   if (n.inputs.size() > 1)
     return nctx.error("has more than one input; Clip-6 takes min/max as attributes",
                       "fix the node in the model");
@@ -274,7 +283,8 @@ Status constantValue(NodeSpec& n, NormalizeContext& nctx) {
     return nctx.error(
         fmt::format("has {} attributes; a Constant needs exactly one value", n.attrs.size()),
         "fix the node in the model");
-  auto [name, a] = *n.attrs.begin();
+  const std::string name = n.attrs.begin()->first;  // copies: n.attrs is replaced below
+  const Attribute a = n.attrs.begin()->second;
   auto need = [&](AttrKind k) -> Status {
     return a.kind() == k ? Status() : Status(wrongKind(nctx, name, k));
   };
@@ -347,9 +357,37 @@ Status rejectScan8(NodeSpec&, NormalizeContext& nctx) {
                     "re-export the model at opset 9 or newer");
 }
 
-Status rejectGroupNorm18(NodeSpec&, NormalizeContext& nctx) {
-  return nctx.error("GroupNormalization-18 (per-group scale and bias) is not supported",
-                    "re-export the model at opset 21");
+// GroupNormalization-18 takes a scale and bias per group, 21 per channel: repeat each group's
+// value C/G times, Reshape(Expand(Unsqueeze(p, [1]), [G, C/G]), [-1]), with C from X's shape.
+Status groupNormPerChannel(NodeSpec& n, NormalizeContext& nctx) {
+  KILN_RETURN_IF_ERROR(requireDataInput(n, nctx));
+  if (n.inputs.size() != 3 || n.inputs[1].empty() || n.inputs[2].empty())
+    return nctx.error("needs inputs X, scale and bias", "fix the node in the model");
+  auto g = n.attrs.find("num_groups");
+  if (g == n.attrs.end() || g->second.kind() != AttrKind::Int || g->second.i() <= 0)
+    return nctx.error("needs a positive integer attribute 'num_groups'",
+                      "fix the node in the model");
+  auto helper = [&](const char* op, std::vector<std::string> inputs, const std::string& tag) {
+    std::string out = nctx.freshName(n.name + "_" + tag);
+    nctx.emit(NodeSpec{
+        .opType = op, .name = n.name + "/" + tag, .inputs = std::move(inputs), .outputs = {out}});
+    return out;
+  };
+  std::string channels = helper("Shape", {n.inputs[0]}, "channels");
+  nctx.emitted().back().attrs = {{"start", Attribute(int64_t(1))}, {"end", Attribute(int64_t(2))}};
+  KILN_ASSIGN_OR_RETURN(std::string groups, addInts(nctx, n, "groups", {g->second.i()}));
+  KILN_ASSIGN_OR_RETURN(std::string axes, addInts(nctx, n, "unsqueeze_axes", {1}));
+  KILN_ASSIGN_OR_RETURN(std::string flat, addInts(nctx, n, "flat_shape", {-1}));
+  std::string perGroup = helper("Div", {channels, groups}, "channels_per_group");
+  std::string grid = helper("Concat", {groups, perGroup}, "repeat_shape");
+  nctx.emitted().back().attrs = {{"axis", Attribute(int64_t(0))}};
+  for (size_t i = 1; i <= 2; ++i) {
+    std::string tag = i == 1 ? "scale" : "bias";
+    std::string col = helper("Unsqueeze", {n.inputs[i], axes}, tag + "_col");
+    std::string rep = helper("Expand", {col, grid}, tag + "_repeated");
+    n.inputs[i] = helper("Reshape", {rep, flat}, tag + "_per_channel");
+  }
+  return Status();
 }
 
 struct NormalizeRule {
@@ -398,7 +436,7 @@ constexpr NormalizeRule kRules[] = {
     {"RoiAlign", 16, roiAlignMode},
     {"DFT", 20, dftAxisToInput},
     {"Scan", 9, rejectScan8},
-    {"GroupNormalization", 21, rejectGroupNorm18},
+    {"GroupNormalization", 21, groupNormPerChannel},
 };
 
 const NormalizeRule* findRule(std::string_view op) {

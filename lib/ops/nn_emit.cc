@@ -1,0 +1,387 @@
+// Emit facets for the NN op families (activations, conv, pooling, gemm/matmul, norms,
+// softmax) and the pure data-movement ops, attached to the registered definitions. Each
+// emitter turns a node with static shapes into one call of a kernels/ref kernel.
+#include <numeric>
+
+#include "dtype_dispatch.h"
+#include "kiln/ops/registry.h"
+#include "shape_math.h"
+
+namespace kiln {
+namespace {
+
+std::vector<int64_t> dimsOf(const Value* v) { return v->shape().staticDims(); }
+int64_t numel(const Value* v) { return *v->shape().numElements(); }
+std::string cType(const Value* v) { return std::string(cTypeOf(v->dtype())); }
+int64_t product(const std::vector<int64_t>& d, size_t b, size_t e) {
+  int64_t p = 1;
+  for (size_t i = b; i < e && i < d.size(); ++i) p *= d[i];
+  return p;
+}
+
+Status requireFloat(const Node& n, EmitContext& ctx) {
+  DType t = n.input(0)->dtype();
+  if (t != DType::F32 && t != DType::F64)
+    return ctx.unsupported(fmt::format("{} on {} tensors", n.opType(), dtypeName(t)));
+  return Status();
+}
+
+// ---- activations: one functor applied by kiln_ref::unary ----
+
+std::string activationFunctor(const Node& n) {
+  const std::string& op = n.opType();
+  auto f = [&](const char* name, float dflt) { return floatLiteral(n.attrFloat(name, dflt)); };
+  if (op == "LeakyRelu") return "kiln_ref::LeakyRelu{" + f("alpha", 0.01f) + "}";
+  if (op == "Elu") return "kiln_ref::Elu{" + f("alpha", 1.0f) + "}";
+  if (op == "Celu") return "kiln_ref::Celu{" + f("alpha", 1.0f) + "}";
+  if (op == "Selu")
+    return "kiln_ref::Selu{" + f("alpha", 1.67326319217681884765625f) + ", " +
+           f("gamma", 1.05070102214813232421875f) + "}";
+  if (op == "HardSigmoid")
+    return "kiln_ref::HardSigmoid{" + f("alpha", 0.2f) + ", " + f("beta", 0.5f) + "}";
+  if (op == "ThresholdedRelu") return "kiln_ref::ThresholdedRelu{" + f("alpha", 1.0f) + "}";
+  if (op == "Gelu")
+    return std::string("kiln_ref::Gelu{") +
+           (n.attrString("approximate", "none") == "tanh" ? "true" : "false") + "}";
+  if (op == "Shrink") return "kiln_ref::Shrink{" + f("bias", 0.0f) + ", " + f("lambd", 0.5f) + "}";
+  return "kiln_ref::" + op + "{}";  // Relu, Sigmoid, HardSwish, Tanh, Softplus, Softsign, Mish
+}
+
+Status emitActivation(const Node& n, EmitContext& ctx) {
+  if (n.opType() != "Relu") KILN_RETURN_IF_ERROR(requireFloat(n, ctx));
+  ctx.useHeader("kiln_ref/activation.h");
+  ctx.useHeader("kiln_ref/elementwise.h");
+  ctx.call("kiln_ref::unary<kiln_ref::" + n.opType() + ">",
+           fmt::format("kiln_ref::unary({}, {}, {}, {});", numel(n.output(0)), ctx.input(0),
+                       ctx.output(0), activationFunctor(n)));
+  return Status();
+}
+
+Status emitClip(const Node& n, EmitContext& ctx) {
+  ctx.useHeader("kiln_ref/activation.h");
+  ctx.useHeader("kiln_ref/elementwise.h");
+  std::string t = cType(n.input(0));
+  std::string lo = n.input(1) ? "*" + ctx.input(1) : "kiln_ref::ClipBounds<" + t + ">::lowest()";
+  std::string hi = n.input(2) ? "*" + ctx.input(2) : "kiln_ref::ClipBounds<" + t + ">::highest()";
+  ctx.call("kiln_ref::unary<kiln_ref::Clip>",
+           fmt::format("kiln_ref::unary({}, {}, {}, kiln_ref::Clip<{}>{{{}, {}}});",
+                       numel(n.output(0)), ctx.input(0), ctx.output(0), t, lo, hi));
+  return Status();
+}
+
+Status emitPRelu(const Node& n, EmitContext& ctx) {
+  ctx.useHeader("kiln_ref/activation.h");
+  ctx.useHeader("kiln_ref/elementwise.h");
+  auto loop = collapseBroadcast(dimsOf(n.output(0)), {dimsOf(n.input(0)), dimsOf(n.input(1))});
+  ctx.call("kiln_ref::binary<kiln_ref::PRelu>",
+           fmt::format("kiln_ref::binary({}, {}, {}, {}, {}, {}, {}, kiln_ref::PRelu{{}});",
+                       loop.dims.size(), ctx.constArray(loop.dims), ctx.constArray(loop.strides[0]),
+                       ctx.constArray(loop.strides[1]), ctx.input(0), ctx.input(1), ctx.output(0)));
+  return Status();
+}
+
+// ---- softmax family ----
+
+Status emitSoftmax(const Node& n, EmitContext& ctx) {
+  KILN_RETURN_IF_ERROR(requireFloat(n, ctx));
+  auto dims = dimsOf(n.input(0));
+  int64_t rank = int64_t(dims.size());
+  int64_t axis = n.attrInt("axis", -1);
+  if (axis < 0) axis += rank;
+  if (rank == 0 || axis < 0 || axis >= rank) return ctx.unsupported("softmax axis out of range");
+  std::string fn = n.opType() == "Softmax"      ? "softmax"
+                   : n.opType() == "LogSoftmax" ? "log_softmax"
+                                                : "hardmax";
+  ctx.useHeader("kiln_ref/softmax.h");
+  ctx.call("kiln_ref::" + fn,
+           fmt::format("kiln_ref::{}({}, {}, {}, {}, {});", fn, product(dims, 0, size_t(axis)),
+                       dims[size_t(axis)], product(dims, size_t(axis) + 1, dims.size()),
+                       ctx.input(0), ctx.output(0)));
+  return Status();
+}
+
+// ---- sliding windows: conv and pooling ----
+
+struct Window {
+  int rank;
+  std::vector<int64_t> in, out, kernel, strides, dilations, pads;
+};
+
+/// Resolves auto_pad into explicit pads from the inferred output dims.
+Window windowOf(const Node& n, const std::vector<int64_t>& kernel) {
+  Window w;
+  auto x = dimsOf(n.input(0));
+  auto y = dimsOf(n.output(0));
+  w.rank = int(x.size()) - 2;
+  w.in.assign(x.begin() + 2, x.end());
+  w.out.assign(y.begin() + 2, y.end());
+  w.kernel = kernel;
+  w.strides = n.attrInts("strides", std::vector<int64_t>(size_t(w.rank), 1));
+  w.dilations = n.attrInts("dilations", std::vector<int64_t>(size_t(w.rank), 1));
+  w.pads = n.attrInts("pads", std::vector<int64_t>(size_t(2 * w.rank), 0));
+  std::string autoPad = n.attrString("auto_pad", "NOTSET");
+  if (autoPad == "VALID") w.pads.assign(size_t(2 * w.rank), 0);
+  if (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
+    for (int d = 0; d < w.rank; ++d) {
+      int64_t total = (w.out[d] - 1) * w.strides[d] + (w.kernel[d] - 1) * w.dilations[d] + 1 -
+                      w.in[d];
+      total = std::max<int64_t>(total, 0);
+      int64_t small = total / 2, big = total - small;
+      w.pads[d] = autoPad == "SAME_UPPER" ? small : big;
+      w.pads[d + w.rank] = autoPad == "SAME_UPPER" ? big : small;
+    }
+  }
+  return w;
+}
+
+bool windowValid(const Window& w) {
+  return w.rank >= 1 && int(w.kernel.size()) == w.rank && int(w.strides.size()) == w.rank &&
+         int(w.dilations.size()) == w.rank && int(w.pads.size()) == 2 * w.rank;
+}
+
+Status emitConv(const Node& n, EmitContext& ctx) {
+  KILN_RETURN_IF_ERROR(requireFloat(n, ctx));
+  auto wd = dimsOf(n.input(1));
+  Window w = windowOf(n, std::vector<int64_t>(wd.begin() + 2, wd.end()));
+  if (!windowValid(w)) return ctx.unsupported("inconsistent Conv attributes");
+  auto x = dimsOf(n.input(0));
+  ctx.useHeader("kiln_ref/conv.h");
+  ctx.call("kiln_ref::conv",
+           fmt::format("kiln_ref::conv({}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {});",
+                       w.rank, x[0], x[1], ctx.constArray(w.in), wd[0], ctx.constArray(w.kernel),
+                       ctx.constArray(w.out), ctx.constArray(w.strides),
+                       ctx.constArray(w.dilations), ctx.constArray(w.pads),
+                       n.attrInt("group", 1), ctx.input(0), ctx.input(1),
+                       n.input(2) ? ctx.input(2) : "nullptr", ctx.output(0)));
+  return Status();
+}
+
+Status emitPool(const Node& n, EmitContext& ctx) {
+  KILN_RETURN_IF_ERROR(requireFloat(n, ctx));
+  Window w = windowOf(n, n.attrInts("kernel_shape"));
+  if (!windowValid(w)) return ctx.unsupported("inconsistent pooling attributes");
+  auto x = dimsOf(n.input(0));
+  int64_t planes = x[0] * x[1];
+  ctx.useHeader("kiln_ref/pool.h");
+  std::string common = fmt::format("{}, {}, {}, {}, {}, {}, {}, {}", w.rank, planes,
+                                   ctx.constArray(w.in), ctx.constArray(w.kernel),
+                                   ctx.constArray(w.out), ctx.constArray(w.strides),
+                                   ctx.constArray(w.dilations), ctx.constArray(w.pads));
+  if (n.opType() == "MaxPool") {
+    bool indices = n.numOutputs() > 1 && n.output(1);
+    ctx.call("kiln_ref::max_pool",
+             fmt::format("kiln_ref::max_pool({}, {}, {}, {}, {});", common, ctx.input(0),
+                         ctx.output(0), indices ? ctx.output(1) : "nullptr",
+                         n.attrInt("storage_order", 0)));
+  } else if (n.opType() == "AveragePool") {
+    ctx.call("kiln_ref::average_pool",
+             fmt::format("kiln_ref::average_pool({}, {}, {}, {});", common,
+                         n.attrInt("count_include_pad", 0) != 0 ? "true" : "false", ctx.input(0),
+                         ctx.output(0)));
+  } else {
+    ctx.call("kiln_ref::lp_pool", fmt::format("kiln_ref::lp_pool({}, {}, {}, {});", common,
+                                              n.attrInt("p", 2), ctx.input(0), ctx.output(0)));
+  }
+  return Status();
+}
+
+Status emitGlobalPool(const Node& n, EmitContext& ctx) {
+  KILN_RETURN_IF_ERROR(requireFloat(n, ctx));
+  auto x = dimsOf(n.input(0));
+  int64_t planes = x[0] * x[1], spatial = product(x, 2, x.size());
+  ctx.useHeader("kiln_ref/pool.h");
+  if (n.opType() == "GlobalLpPool") {
+    ctx.call("kiln_ref::global_lp_pool",
+             fmt::format("kiln_ref::global_lp_pool({}, {}, {}, {}, {});", planes, spatial,
+                         n.attrInt("p", 2), ctx.input(0), ctx.output(0)));
+    return Status();
+  }
+  std::string fn = n.opType() == "GlobalAveragePool" ? "global_average_pool" : "global_max_pool";
+  ctx.call("kiln_ref::" + fn, fmt::format("kiln_ref::{}({}, {}, {}, {});", fn, planes, spatial,
+                                          ctx.input(0), ctx.output(0)));
+  return Status();
+}
+
+// ---- gemm and matmul ----
+
+Status emitGemm(const Node& n, EmitContext& ctx) {
+  KILN_RETURN_IF_ERROR(requireFloat(n, ctx));
+  auto y = dimsOf(n.output(0));
+  auto a = dimsOf(n.input(0));
+  bool transA = n.attrInt("transA", 0) != 0, transB = n.attrInt("transB", 0) != 0;
+  int64_t M = y[0], N = y[1], K = transA ? a[0] : a[1];
+  int64_t sm = 0, sn = 0;
+  if (n.input(2)) {
+    auto c = dimsOf(n.input(2));
+    std::vector<int64_t> c2(2, 1);
+    for (size_t i = 0; i < c.size() && i < 2; ++i) c2[2 - c.size() + i] = c[i];
+    sm = c2[0] == 1 ? 0 : c2[1];
+    sn = c2[1] == 1 ? 0 : 1;
+  }
+  ctx.useHeader("kiln_ref/gemm.h");
+  ctx.call("kiln_ref::gemm",
+           fmt::format("kiln_ref::gemm({}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {});", M,
+                       N, K, transA, transB, floatLiteral(n.attrFloat("alpha", 1.0f)),
+                       ctx.input(0), ctx.input(1), floatLiteral(n.attrFloat("beta", 1.0f)),
+                       n.input(2) ? ctx.input(2) : "nullptr", sm, sn, ctx.output(0)));
+  return Status();
+}
+
+Status emitMatMul(const Node& n, EmitContext& ctx) {
+  DType t = n.input(0)->dtype();
+  if (cTypeOf(t).empty() || t == DType::F16 || t == DType::BF16 || t == DType::Bool)
+    return ctx.unsupported(fmt::format("MatMul on {}", dtypeName(t)));
+  auto a = dimsOf(n.input(0)), b = dimsOf(n.input(1));
+  if (a.size() == 1) a.insert(a.begin(), 1);
+  if (b.size() == 1) b.push_back(1);
+  int64_t M = a[a.size() - 2], K = a.back(), N = b.back();
+  size_t batchRank = std::max(a.size(), b.size()) - 2;
+  std::vector<int64_t> batch(batchRank, 1), as(batchRank, 0), bs(batchRank, 0);
+  auto fill = [&](const std::vector<int64_t>& d, int64_t matrix, std::vector<int64_t>& s) {
+    size_t r = d.size() - 2, off = batchRank - r;
+    int64_t stride = matrix;
+    for (size_t i = r; i-- > 0;) {
+      batch[off + i] = std::max(batch[off + i], d[i]);
+      s[off + i] = d[i] == 1 ? 0 : stride;
+      stride *= d[i];
+    }
+  };
+  fill(a, M * K, as);
+  fill(b, K * N, bs);
+  ctx.useHeader("kiln_ref/gemm.h");
+  ctx.call("kiln_ref::matmul",
+           fmt::format("kiln_ref::matmul({}, {}, {}, {}, {}, {}, {}, {}, {}, {});", batchRank,
+                       ctx.constArray(batch), ctx.constArray(as), ctx.constArray(bs), M, N, K,
+                       ctx.input(0), ctx.input(1), ctx.output(0)));
+  return Status();
+}
+
+// ---- normalization ----
+
+Status emitBatchNorm(const Node& n, EmitContext& ctx) {
+  KILN_RETURN_IF_ERROR(requireFloat(n, ctx));
+  auto x = dimsOf(n.input(0));
+  int64_t C = x.size() > 1 ? x[1] : 1;
+  ctx.useHeader("kiln_ref/norm.h");
+  ctx.call("kiln_ref::batch_norm",
+           fmt::format("kiln_ref::batch_norm({}, {}, {}, {}, {}, {}, {}, {}, {}, {});", x[0], C,
+                       product(x, 2, x.size()), ctx.input(0), ctx.input(1), ctx.input(2),
+                       ctx.input(3), ctx.input(4), floatLiteral(n.attrFloat("epsilon", 1e-5f)),
+                       ctx.output(0)));
+  return Status();
+}
+
+Status emitInstanceNorm(const Node& n, EmitContext& ctx) {
+  KILN_RETURN_IF_ERROR(requireFloat(n, ctx));
+  auto x = dimsOf(n.input(0));
+  ctx.useHeader("kiln_ref/norm.h");
+  ctx.call("kiln_ref::instance_norm",
+           fmt::format("kiln_ref::instance_norm({}, {}, {}, {}, {}, {}, {}, {});", x[0], x[1],
+                       product(x, 2, x.size()), ctx.input(0), ctx.input(1), ctx.input(2),
+                       floatLiteral(n.attrFloat("epsilon", 1e-5f)), ctx.output(0)));
+  return Status();
+}
+
+Status emitLayerNorm(const Node& n, EmitContext& ctx) {
+  KILN_RETURN_IF_ERROR(requireFloat(n, ctx));
+  auto x = dimsOf(n.input(0));
+  int64_t rank = int64_t(x.size()), axis = n.attrInt("axis", -1);
+  if (axis < 0) axis += rank;
+  int64_t cols = product(x, size_t(axis), x.size());
+  if (numel(n.input(1)) != cols || (n.input(2) && numel(n.input(2)) != cols))
+    return ctx.unsupported("LayerNormalization with broadcast scale/bias");
+  auto opt = [&](size_t i) {
+    return n.numOutputs() > i && n.output(i) ? ctx.output(i) : std::string("static_cast<float*>(nullptr)");
+  };
+  ctx.useHeader("kiln_ref/norm.h");
+  ctx.call("kiln_ref::layer_norm",
+           fmt::format("kiln_ref::layer_norm({}, {}, {}, {}, {}, {}, {}, {}, {});",
+                       product(x, 0, size_t(axis)), cols, ctx.input(0), ctx.input(1),
+                       n.input(2) ? ctx.input(2) : "nullptr",
+                       floatLiteral(n.attrFloat("epsilon", 1e-5f)), ctx.output(0), opt(1), opt(2)));
+  return Status();
+}
+
+// ---- data movement ----
+
+/// Reshape-like ops whose output bytes equal the input bytes.
+Status emitCopy(const Node& n, EmitContext& ctx) {
+  int64_t bytes = *dtypeStorageBytes(n.output(0)->dtype(), numel(n.output(0)));
+  ctx.call("memcpy", fmt::format("std::memcpy({}, {}, {});", ctx.output(0), ctx.input(0), bytes));
+  if (n.opType() == "Dropout" && n.numOutputs() > 1 && n.output(1))
+    ctx.call("memset", fmt::format("std::memset({}, 1, {});", ctx.output(1), numel(n.output(1))));
+  return Status();
+}
+
+Status emitTranspose(const Node& n, EmitContext& ctx) {
+  auto x = dimsOf(n.input(0));
+  std::vector<int64_t> perm(x.size());
+  std::iota(perm.rbegin(), perm.rend(), 0);
+  perm = n.attrInts("perm", perm);
+  int bits = dtypeBits(n.input(0)->dtype());
+  if (bits < 8) return ctx.unsupported("Transpose of sub-byte types");
+  ctx.useHeader("kiln_ref/transpose.h");
+  ctx.call("kiln_ref::transpose",
+           fmt::format("kiln_ref::transpose({}, {}, {}, {}, {}, {});", x.size(),
+                       ctx.constArray(x.empty() ? std::vector<int64_t>{1} : x),
+                       ctx.constArray(perm.empty() ? std::vector<int64_t>{0} : perm), bits / 8,
+                       ctx.input(0), ctx.output(0)));
+  return Status();
+}
+
+Status emitConcat(const Node& n, EmitContext& ctx) {
+  auto y = dimsOf(n.output(0));
+  int64_t rank = int64_t(y.size()), axis = n.attrInt("axis", 0);
+  if (axis < 0) axis += rank;
+  int bits = dtypeBits(n.output(0)->dtype());
+  if (bits < 8) return ctx.unsupported("Concat of sub-byte types");
+  std::vector<int64_t> axisDims;
+  std::string ptrs;
+  for (size_t i = 0; i < n.numInputs(); ++i) {
+    axisDims.push_back(dimsOf(n.input(i))[size_t(axis)]);
+    ptrs += (i ? ", " : "") + std::string("static_cast<const void*>(") + ctx.input(i) + ")";
+  }
+  ctx.useHeader("kiln_ref/copy.h");
+  ctx.call("kiln_ref::concat",
+           fmt::format("{{ const void* const ins[] = {{{}}}; kiln_ref::concat({}, ins, {}, {}, {}, "
+                       "{}, {}); }}",
+                       ptrs, n.numInputs(), ctx.constArray(axisDims), product(y, 0, size_t(axis)),
+                       product(y, size_t(axis) + 1, y.size()), bits / 8, ctx.output(0)));
+  return Status();
+}
+
+struct EmitterRow {
+  const char* op;
+  EmitFn emit;
+};
+
+constexpr EmitterRow kEmitters[] = {
+    {"Relu", emitActivation},          {"LeakyRelu", emitActivation},
+    {"Elu", emitActivation},           {"Selu", emitActivation},
+    {"Celu", emitActivation},          {"Sigmoid", emitActivation},
+    {"HardSigmoid", emitActivation},   {"HardSwish", emitActivation},
+    {"Tanh", emitActivation},          {"Softplus", emitActivation},
+    {"Softsign", emitActivation},      {"ThresholdedRelu", emitActivation},
+    {"Gelu", emitActivation},          {"Mish", emitActivation},
+    {"Shrink", emitActivation},        {"Clip", emitClip},
+    {"PRelu", emitPRelu},              {"Softmax", emitSoftmax},
+    {"LogSoftmax", emitSoftmax},       {"Hardmax", emitSoftmax},
+    {"Conv", emitConv},                {"MaxPool", emitPool},
+    {"AveragePool", emitPool},         {"LpPool", emitPool},
+    {"GlobalAveragePool", emitGlobalPool}, {"GlobalMaxPool", emitGlobalPool},
+    {"GlobalLpPool", emitGlobalPool},  {"Gemm", emitGemm},
+    {"MatMul", emitMatMul},            {"BatchNormalization", emitBatchNorm},
+    {"InstanceNormalization", emitInstanceNorm}, {"LayerNormalization", emitLayerNorm},
+    {"Reshape", emitCopy},             {"Flatten", emitCopy},
+    {"Squeeze", emitCopy},             {"Unsqueeze", emitCopy},
+    {"Identity", emitCopy},            {"Dropout", emitCopy},
+    {"Transpose", emitTranspose},      {"Concat", emitConcat},
+};
+
+}  // namespace
+
+void attachNnEmitters(OpRegistry& r) {
+  for (const auto& row : kEmitters) r.setEmit("", row.op, row.emit);
+}
+
+}  // namespace kiln
