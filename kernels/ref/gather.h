@@ -86,7 +86,7 @@ inline int gather_elements(int rank, const int64_t* data_dims, const int64_t* id
                            const I* indices, int64_t elem_size, const void* data, void* out) {
   const int64_t count = gather_detail::product(rank, idx_dims);
   if (!gather_detail::all_valid(indices, count, data_dims[axis])) return 1;
-  int64_t strides[kMaxRank];
+  int64_t strides[kMaxRank] = {};
   gather_detail::strides_of(rank, data_dims, strides);
   const int64_t axis_stride = strides[axis];
   strides[axis] = 0;
@@ -202,7 +202,7 @@ inline int scatter_elements(int rank, const int64_t* data_dims, const int64_t* i
   if (out != data) {
     for (int64_t k = 0; k < n; ++k) out[k] = data[k];
   }
-  int64_t strides[kMaxRank];
+  int64_t strides[kMaxRank] = {};
   gather_detail::strides_of(rank, data_dims, strides);
   const int64_t axis_stride = strides[axis];
   strides[axis] = 0;

@@ -88,7 +88,7 @@ struct BatchNormalizationOp {
   static Expected<std::vector<TensorType>> inferTypes(const InferContext& ctx) {
     if (ctx.node().attrInt("training_mode", 0) != 0)
       return ctx.error(
-          "training_mode=1 is not supported (kiln compiles inference graphs); "
+          "training_mode=1 is unsupported (kiln compiles inference graphs); "
           "export the model in eval mode");
     KILN_RETURN_IF_ERROR(requirePresent(ctx, 5));
     KILN_RETURN_IF_ERROR(requireDType(ctx, 0, "X", kFloats));

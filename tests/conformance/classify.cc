@@ -20,7 +20,8 @@ using nlohmann::json;
 
 // Ops whose output shape depends on the values they compute, not only on their inputs' values.
 const std::set<std::string> kDataDependentOps = {
-    "NonZero", "Unique", "Compress", "NonMaxSuppression", "Loop", "If", "Scan", "StringSplit"};
+    "NonZero", "Unique", "Compress", "NonMaxSuppression", "Loop", "If", "Scan", "StringSplit",
+    "StringNormalizer" /* stopwords remove a data-dependent number of elements */};
 
 std::string lower(std::string s) {
   std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
@@ -100,7 +101,9 @@ Comparison compare(const Graph& g, const std::vector<Tensor>& expected) {
     TensorType want{e.dtype(), Shape::ofStatic(e.dims())};
     std::string what =
         "output '" + v->name() + "': inferred " + toString(got) + ", expected " + toString(want);
-    bool mismatch = got.dtype != want.dtype;
+    // onnx 1.12's generator stores bfloat16 expected outputs as uint16 words.
+    bool bf16AsU16 = got.dtype == DType::BF16 && want.dtype == DType::U16;
+    bool mismatch = got.dtype != want.dtype && !bf16AsU16;
     bool unknown = false;
     if (!mismatch && got.shape.rankKnown()) {
       if (got.shape.rank() != e.rank()) mismatch = true;

@@ -447,7 +447,7 @@ TEST(OnnxDiagnostics, UnsupportedOpsAndDomainsUseTheNodeFormat) {
   auto r = importModel(m);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.message(),
-            "model.onnx: node 'n1' (FooBar, ai.onnx, opset 13): op 'FooBar' is not supported by "
+            "model.onnx: node 'n1' (FooBar, ai.onnx, opset 13): op 'FooBar' is unsupported by "
             "kiln \u2014 rewrite the model without it, or add the op (docs/adding-an-op.md)");
 
   onnx::ModelProto ms = makeModel(13);
@@ -460,7 +460,7 @@ TEST(OnnxDiagnostics, UnsupportedOpsAndDomainsUseTheNodeFormat) {
   ASSERT_FALSE(d.ok());
   EXPECT_TRUE(contains(d.message(),
                        "model.onnx: node 'fc' (FusedConv, com.microsoft, opset 1): "
-                       "ops of domain 'com.microsoft' are not supported \u2014 "))
+                       "ops of domain 'com.microsoft' are unsupported \u2014 "))
       << d.message();
 
   // Hostile names are escaped so the message stays one printable line.

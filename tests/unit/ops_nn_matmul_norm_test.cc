@@ -95,7 +95,7 @@ TEST(OpsNnNorm, BatchNormalizationInference) {
   EXPECT_TRUE(failsWith(
       infer("BatchNormalization", {"f32[1,3,2,2]", "f32[3]", "f32[3]", "f32[3]", "f32[3]"},
             {{"training_mode", i(1)}}),
-      "training_mode=1 is not supported"));
+      "training_mode=1 is unsupported"));
   EXPECT_TRUE(failsWith(
       infer("BatchNormalization", {"f32[1,3,2,2]", "f32[4]", "f32[3]", "f32[3]", "f32[3]"}),
       "scale has shape [4]"));

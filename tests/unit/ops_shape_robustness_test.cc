@@ -176,10 +176,11 @@ TEST(OpsShapeRobustness, OddInputsNeverCrash) {
         for (const char* g : {"body", "then_branch", "else_branch"})
           t.node->setAttr(g, Attribute(Attribute::GraphPtr(body)));
       }
-      (void)t.run();
+      // Evaluation is only reached after inference accepted the node (arity, attributes).
+      const bool inferred = t.run().empty();
       bool allKnown = true;
       for (size_t i = 0; i < ins.size(); ++i) allKnown &= !ins[i] || vals[i];
-      if (allKnown) (void)evaluate(*t.node, vals);
+      if (allKnown && inferred) (void)evaluate(*t.node, vals);
     }
   }
   SUCCEED();

@@ -60,7 +60,7 @@ class GraphBuilder {
   Status addInitializers() {
     if (proto_.sparse_initializer_size() > 0)
       return ctx_.fail(
-          fmt::format("graph '{}': sparse initializers are not supported", graphName()),
+          fmt::format("graph '{}': sparse initializers are unsupported", graphName()),
           "store them as dense tensors");
     for (int i = 0; i < proto_.initializer_size(); ++i) {
       onnx::TensorProto& t = *proto_.mutable_initializer(i);
@@ -126,7 +126,7 @@ class GraphBuilder {
                        "inline the model's functions (onnx.inliner) before compiling");
     if (!isDefaultDomain(where.domain))
       return nodeError(
-          where, fmt::format("ops of domain '{}' are not supported", printableName(where.domain)),
+          where, fmt::format("ops of domain '{}' are unsupported", printableName(where.domain)),
           "kiln imports only the default ONNX domain (ai.onnx); export the model "
           "without custom or contrib ops");
     if (where.opset == 0)
@@ -134,7 +134,7 @@ class GraphBuilder {
                        "add an opset_import entry for the default domain");
     if (!ctx_.registry.find("", std::string(coreOpName(where.opType))))
       return nodeError(where,
-                       fmt::format("op '{}' is not supported by kiln", printableName(where.opType)),
+                       fmt::format("op '{}' is unsupported by kiln", printableName(where.opType)),
                        "rewrite the model without it, or add the op (docs/adding-an-op.md)");
     int64_t since = onnxSinceVersion(where.opType, where.opset);
     if (since == 0)

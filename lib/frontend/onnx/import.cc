@@ -51,9 +51,18 @@ Status readOpsets(const onnx::ModelProto& m, ImportContext& ctx, ModelMetadata& 
   }
   ctx.defaultOpset = ctx.opsetFor("");
   if (ctx.opsets.count("") && (ctx.defaultOpset < kMinOpset || ctx.defaultOpset > kMaxOpset))
-    return ctx.fail(fmt::format("imports ai.onnx opset {}; kiln supports opsets {} to {}",
-                                ctx.defaultOpset, kMinOpset, kMaxOpset),
+  {
+    // Name the first node so the message says which op the unsupported opset affects.
+    std::string first;
+    if (m.graph().node_size() > 0)
+      first = fmt::format("node '{}' ({}, ai.onnx, opset {}): ",
+                          printableName(m.graph().node(0).name()),
+                          printableName(m.graph().node(0).op_type()), ctx.defaultOpset);
+    return ctx.fail(fmt::format("{}unsupported opset: the model imports ai.onnx opset {}; kiln "
+                                "supports opsets {} to {}",
+                                first, ctx.defaultOpset, kMinOpset, kMaxOpset),
                     "convert the model with onnx.version_converter.convert_version(model, 17)");
+  }
   for (const auto& f : m.functions()) ctx.functions.insert({f.domain(), f.name()});
   return Status();
 }

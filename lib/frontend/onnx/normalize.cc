@@ -233,12 +233,12 @@ Status coerced2D(NodeSpec& n, NormalizeContext& nctx) {
 
 Status batchNormInference(NodeSpec& n, NormalizeContext& nctx) {
   if (auto s = take(n, "spatial"); s && s->kind() == AttrKind::Int && s->i() == 0)
-    return nctx.error("spatial=0 (per-activation statistics) is not supported",
+    return nctx.error("spatial=0 (per-activation statistics) is unsupported",
                       "re-export the model at opset 9 or newer");
   take(n, "is_test");
   take(n, "consumed_inputs");
   if (auto t = take(n, "training_mode"); t && t->kind() == AttrKind::Int && t->i() != 0)
-    return nctx.error("training_mode=1 is not supported", "export the model in inference mode");
+    return nctx.error("training_mode=1 is unsupported", "export the model in inference mode");
   for (size_t i = 1; i < n.outputs.size(); ++i)
     if (!n.outputs[i].empty() && nctx.isRead(n.outputs[i]))
       return nctx.error(fmt::format("output '{}' (training statistics) is used, but kiln runs "
@@ -311,7 +311,7 @@ Status constantValue(NodeSpec& n, NormalizeContext& nctx) {
     KILN_RETURN_IF_ERROR(need(AttrKind::Strings));
     t = std::move(Tensor::fromStrings({int64_t(a.strings().size())}, a.strings())).value();
   } else {
-    return nctx.error(fmt::format("attribute '{}' is not supported", printableName(name)),
+    return nctx.error(fmt::format("attribute '{}' is unsupported", printableName(name)),
                       "store the constant as a dense 'value' tensor");
   }
   n.attrs.clear();
@@ -353,7 +353,7 @@ Status dftAxisToInput(NodeSpec& n, NormalizeContext& nctx) {
 }
 
 Status rejectScan8(NodeSpec&, NormalizeContext& nctx) {
-  return nctx.error("Scan-8 (with a batch axis) is not supported",
+  return nctx.error("Scan-8 (with a batch axis) is unsupported",
                     "re-export the model at opset 9 or newer");
 }
 
