@@ -128,7 +128,7 @@ std::string source(const Model& model, const Program& p, const CompileOptions& o
   s += "\n";
   for (const auto& h : p.headers) s += "#include \"" + h + "\"\n";
   s += "\nnamespace {\n\n";
-  s += fmt::format("constexpr size_t kArenaBytes = {}u;\nconstexpr size_t kWeightsBytes = {}u;\n",
+  s += fmt::format("constexpr size_t kArenaBytes = {}u;\n[[maybe_unused]] constexpr size_t kWeightsBytes = {}u;\n",
                    p.arenaBytes, p.weightsBytes);
   s += fmt::format("constexpr int kNumInputs = {};\nconstexpr int kNumOutputs = {};\n",
                    p.inputs.size(), p.outputs.size());
