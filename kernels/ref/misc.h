@@ -287,6 +287,10 @@ inline int roi_align(int64_t N, int64_t C, int64_t H, int64_t W, int64_t num_roi
                      int half_pixel, const storage_t<E>* x, storage_t<E>* out) {
   for (int64_t r = 0; r < num_rois; ++r)
     if (batch_indices[r] < 0 || batch_indices[r] >= N) return 1;
+  if (H <= 0 || W <= 0) {  // nothing to sample: zeros
+    for (int64_t k = 0; k < num_rois * C * out_h * out_w; ++k) out[k] = from_double<E>(0.0);
+    return 0;
+  }
   const double offset = half_pixel ? 0.5 : 0.0, scale = double(spatial_scale);
   for (int64_t r = 0; r < num_rois; ++r) {
     const storage_t<E>* box = rois + r * 4;
