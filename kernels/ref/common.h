@@ -18,7 +18,10 @@ inline float half_to_float(uint16_t h) {
       bits = sign;
     } else {  // subnormal: normalize
       int e = -1;
-      do { ++e; mant <<= 1; } while ((mant & 0x400) == 0);
+      do {
+        ++e;
+        mant <<= 1;
+      } while ((mant & 0x400) == 0);
       bits = sign | uint32_t(127 - 15 - e) << 23 | (mant & 0x3ff) << 13;
     }
   } else if (exp == 31) {
@@ -38,7 +41,7 @@ inline uint16_t float_to_half(float f) {
   uint32_t absx = x & 0x7fffffffu;
   if (absx >= 0x7f800000u) return uint16_t(sign | 0x7c00 | (absx > 0x7f800000u ? 0x200 : 0));
   if (absx >= 0x477ff000u) return uint16_t(sign | 0x7c00);  // rounds to inf
-  if (absx < 0x38800000u) {  // subnormal or zero in half
+  if (absx < 0x38800000u) {                                 // subnormal or zero in half
     if (absx < 0x33000000u) return uint16_t(sign);
     uint32_t mant = (absx & 0x7fffff) | 0x800000;
     int shift = 126 - int(absx >> 23);  // 14..24

@@ -17,9 +17,24 @@ using IfFloat = std::enable_if_t<std::is_floating_point_v<T>, int>;
 
 // ---- scalar functions (one struct per op; templated on the element type) ----
 
-struct Add { template <class T> T operator()(T a, T b) const { return T(a + b); } };
-struct Sub { template <class T> T operator()(T a, T b) const { return T(a - b); } };
-struct Mul { template <class T> T operator()(T a, T b) const { return T(a * b); } };
+struct Add {
+  template <class T>
+  T operator()(T a, T b) const {
+    return T(a + b);
+  }
+};
+struct Sub {
+  template <class T>
+  T operator()(T a, T b) const {
+    return T(a - b);
+  }
+};
+struct Mul {
+  template <class T>
+  T operator()(T a, T b) const {
+    return T(a * b);
+  }
+};
 struct Div {
   template <class T>
   T operator()(T a, T b) const {
@@ -80,9 +95,24 @@ struct ModTrunc {
     }
   }
 };
-struct BitAnd { template <class T, IfInt<T> = 0> T operator()(T a, T b) const { return T(a & b); } };
-struct BitOr { template <class T, IfInt<T> = 0> T operator()(T a, T b) const { return T(a | b); } };
-struct BitXor { template <class T, IfInt<T> = 0> T operator()(T a, T b) const { return T(a ^ b); } };
+struct BitAnd {
+  template <class T, IfInt<T> = 0>
+  T operator()(T a, T b) const {
+    return T(a & b);
+  }
+};
+struct BitOr {
+  template <class T, IfInt<T> = 0>
+  T operator()(T a, T b) const {
+    return T(a | b);
+  }
+};
+struct BitXor {
+  template <class T, IfInt<T> = 0>
+  T operator()(T a, T b) const {
+    return T(a ^ b);
+  }
+};
 struct ShiftLeft {
   template <class T, IfInt<T> = 0>
   T operator()(T a, T b) const {
@@ -95,14 +125,45 @@ struct ShiftRight {
     return b >= T(sizeof(T) * 8) ? T(0) : T(a >> b);
   }
 };
-struct Equal { template <class T> bool operator()(T a, T b) const { return a == b; } };
-struct Less { template <class T> bool operator()(T a, T b) const { return a < b; } };
-struct Greater { template <class T> bool operator()(T a, T b) const { return a > b; } };
-struct LessEq { template <class T> bool operator()(T a, T b) const { return a <= b; } };
-struct GreaterEq { template <class T> bool operator()(T a, T b) const { return a >= b; } };
-struct And { bool operator()(bool a, bool b) const { return a && b; } };
-struct Or { bool operator()(bool a, bool b) const { return a || b; } };
-struct Xor { bool operator()(bool a, bool b) const { return a != b; } };
+struct Equal {
+  template <class T>
+  bool operator()(T a, T b) const {
+    return a == b;
+  }
+};
+struct Less {
+  template <class T>
+  bool operator()(T a, T b) const {
+    return a < b;
+  }
+};
+struct Greater {
+  template <class T>
+  bool operator()(T a, T b) const {
+    return a > b;
+  }
+};
+struct LessEq {
+  template <class T>
+  bool operator()(T a, T b) const {
+    return a <= b;
+  }
+};
+struct GreaterEq {
+  template <class T>
+  bool operator()(T a, T b) const {
+    return a >= b;
+  }
+};
+struct And {
+  bool operator()(bool a, bool b) const { return a && b; }
+};
+struct Or {
+  bool operator()(bool a, bool b) const { return a || b; }
+};
+struct Xor {
+  bool operator()(bool a, bool b) const { return a != b; }
+};
 
 /// Pow with a possibly different exponent type (ONNX Pow-15 allows it).
 struct Pow {
@@ -124,12 +185,19 @@ struct Pow {
 
 // ---- unary functions ----
 
-struct Neg { template <class T> T operator()(T a) const { return T(-a); } };
+struct Neg {
+  template <class T>
+  T operator()(T a) const {
+    return T(-a);
+  }
+};
 struct Abs {
   template <class T>
   T operator()(T a) const {
-    if constexpr (std::is_unsigned_v<T>) return a;
-    else return a < 0 ? T(-a) : a;
+    if constexpr (std::is_unsigned_v<T>)
+      return a;
+    else
+      return a < 0 ? T(-a) : a;
   }
 };
 struct Sign {
@@ -140,29 +208,136 @@ struct Sign {
     return T((T(0) < a) - (a < T(0)));
   }
 };
-struct Not { bool operator()(bool a) const { return !a; } };
-struct BitNot { template <class T, IfInt<T> = 0> T operator()(T a) const { return T(~a); } };
-struct Reciprocal { template <class T, IfFloat<T> = 0> T operator()(T a) const { return T(1) / a; } };
-struct Sqrt { template <class T, IfFloat<T> = 0> T operator()(T a) const { return std::sqrt(a); } };
-struct Exp { template <class T, IfFloat<T> = 0> T operator()(T a) const { return std::exp(a); } };
-struct Log { template <class T, IfFloat<T> = 0> T operator()(T a) const { return std::log(a); } };
-struct Floor { template <class T, IfFloat<T> = 0> T operator()(T a) const { return std::floor(a); } };
-struct Ceil { template <class T, IfFloat<T> = 0> T operator()(T a) const { return std::ceil(a); } };
+struct Not {
+  bool operator()(bool a) const { return !a; }
+};
+struct BitNot {
+  template <class T, IfInt<T> = 0>
+  T operator()(T a) const {
+    return T(~a);
+  }
+};
+struct Reciprocal {
+  template <class T, IfFloat<T> = 0>
+  T operator()(T a) const {
+    return T(1) / a;
+  }
+};
+struct Sqrt {
+  template <class T, IfFloat<T> = 0>
+  T operator()(T a) const {
+    return std::sqrt(a);
+  }
+};
+struct Exp {
+  template <class T, IfFloat<T> = 0>
+  T operator()(T a) const {
+    return std::exp(a);
+  }
+};
+struct Log {
+  template <class T, IfFloat<T> = 0>
+  T operator()(T a) const {
+    return std::log(a);
+  }
+};
+struct Floor {
+  template <class T, IfFloat<T> = 0>
+  T operator()(T a) const {
+    return std::floor(a);
+  }
+};
+struct Ceil {
+  template <class T, IfFloat<T> = 0>
+  T operator()(T a) const {
+    return std::ceil(a);
+  }
+};
 /// Round half to even.
-struct Round { template <class T, IfFloat<T> = 0> T operator()(T a) const { return std::nearbyint(a); } };
-struct Sin { template <class T, IfFloat<T> = 0> T operator()(T a) const { return std::sin(a); } };
-struct Cos { template <class T, IfFloat<T> = 0> T operator()(T a) const { return std::cos(a); } };
-struct Tan { template <class T, IfFloat<T> = 0> T operator()(T a) const { return std::tan(a); } };
-struct Asin { template <class T, IfFloat<T> = 0> T operator()(T a) const { return std::asin(a); } };
-struct Acos { template <class T, IfFloat<T> = 0> T operator()(T a) const { return std::acos(a); } };
-struct Atan { template <class T, IfFloat<T> = 0> T operator()(T a) const { return std::atan(a); } };
-struct Sinh { template <class T, IfFloat<T> = 0> T operator()(T a) const { return std::sinh(a); } };
-struct Cosh { template <class T, IfFloat<T> = 0> T operator()(T a) const { return std::cosh(a); } };
-struct Asinh { template <class T, IfFloat<T> = 0> T operator()(T a) const { return std::asinh(a); } };
-struct Acosh { template <class T, IfFloat<T> = 0> T operator()(T a) const { return std::acosh(a); } };
-struct Atanh { template <class T, IfFloat<T> = 0> T operator()(T a) const { return std::atanh(a); } };
-struct Erf { template <class T, IfFloat<T> = 0> T operator()(T a) const { return std::erf(a); } };
-struct IsNaN { template <class T, IfFloat<T> = 0> bool operator()(T a) const { return a != a; } };
+struct Round {
+  template <class T, IfFloat<T> = 0>
+  T operator()(T a) const {
+    return std::nearbyint(a);
+  }
+};
+struct Sin {
+  template <class T, IfFloat<T> = 0>
+  T operator()(T a) const {
+    return std::sin(a);
+  }
+};
+struct Cos {
+  template <class T, IfFloat<T> = 0>
+  T operator()(T a) const {
+    return std::cos(a);
+  }
+};
+struct Tan {
+  template <class T, IfFloat<T> = 0>
+  T operator()(T a) const {
+    return std::tan(a);
+  }
+};
+struct Asin {
+  template <class T, IfFloat<T> = 0>
+  T operator()(T a) const {
+    return std::asin(a);
+  }
+};
+struct Acos {
+  template <class T, IfFloat<T> = 0>
+  T operator()(T a) const {
+    return std::acos(a);
+  }
+};
+struct Atan {
+  template <class T, IfFloat<T> = 0>
+  T operator()(T a) const {
+    return std::atan(a);
+  }
+};
+struct Sinh {
+  template <class T, IfFloat<T> = 0>
+  T operator()(T a) const {
+    return std::sinh(a);
+  }
+};
+struct Cosh {
+  template <class T, IfFloat<T> = 0>
+  T operator()(T a) const {
+    return std::cosh(a);
+  }
+};
+struct Asinh {
+  template <class T, IfFloat<T> = 0>
+  T operator()(T a) const {
+    return std::asinh(a);
+  }
+};
+struct Acosh {
+  template <class T, IfFloat<T> = 0>
+  T operator()(T a) const {
+    return std::acosh(a);
+  }
+};
+struct Atanh {
+  template <class T, IfFloat<T> = 0>
+  T operator()(T a) const {
+    return std::atanh(a);
+  }
+};
+struct Erf {
+  template <class T, IfFloat<T> = 0>
+  T operator()(T a) const {
+    return std::erf(a);
+  }
+};
+struct IsNaN {
+  template <class T, IfFloat<T> = 0>
+  bool operator()(T a) const {
+    return a != a;
+  }
+};
 struct IsInf {
   bool negative, positive;
   template <class T, IfFloat<T> = 0>

@@ -124,12 +124,15 @@ std::string source(const Model& model, const Program& p, const CompileOptions& o
       KILN_VERSION, commentSafe(o.sourceFile), model.meta.sourceSha256, o.target, p.arenaBytes,
       p.weightsBytes, p.calls.size());
   s += "#include \"model.h\"\n\n#include <cstdint>\n#include <cstdlib>\n#include <cstring>\n";
-  if (external) s += "#include <fcntl.h>\n#include <sys/mman.h>\n#include <sys/stat.h>\n#include <unistd.h>\n";
+  if (external)
+    s += "#include <fcntl.h>\n#include <sys/mman.h>\n#include <sys/stat.h>\n#include <unistd.h>\n";
   s += "\n";
   for (const auto& h : p.headers) s += "#include \"" + h + "\"\n";
   s += "\nnamespace {\n\n";
-  s += fmt::format("constexpr size_t kArenaBytes = {}u;\n[[maybe_unused]] constexpr size_t kWeightsBytes = {}u;\n",
-                   p.arenaBytes, p.weightsBytes);
+  s += fmt::format(
+      "constexpr size_t kArenaBytes = {}u;\n[[maybe_unused]] constexpr size_t kWeightsBytes = "
+      "{}u;\n",
+      p.arenaBytes, p.weightsBytes);
   s += fmt::format("constexpr int kNumInputs = {};\nconstexpr int kNumOutputs = {};\n",
                    p.inputs.size(), p.outputs.size());
   s += signatureTables(p, "In", p.inputs);
@@ -361,11 +364,14 @@ extern "C" const char* {P}_status_string(int status) {{
 
 )",
       fmt::arg("P", P),
-      fmt::arg("UNMAP", external ? "if (ctx->mapping) munmap(ctx->mapping, ctx->mapping_bytes);\n  " : ""));
+      fmt::arg("UNMAP",
+               external ? "if (ctx->mapping) munmap(ctx->mapping, ctx->mapping_bytes);\n  " : ""));
   s += fmt::format("extern \"C\" int {P}_run({P}_context* ctx) {{\n", fmt::arg("P", P));
   s += "  if (!ctx) return KILN_ERR_NULL;\n";
-  s += "  for (int i = 0; i < kNumInputs; ++i)\n    if (!ctx->in_set[i]) return KILN_ERR_UNBOUND;\n";
-  s += "  unsigned char* const arena = ctx->arena;\n  const unsigned char* const w = ctx->weights;\n";
+  s +=
+      "  for (int i = 0; i < kNumInputs; ++i)\n    if (!ctx->in_set[i]) return KILN_ERR_UNBOUND;\n";
+  s += "  unsigned char* const arena = ctx->arena;\n  const unsigned char* const w = "
+       "ctx->weights;\n";
   s += "  (void)arena;\n  (void)w;\n";
   for (const auto& c : p.calls) {
     std::string names;

@@ -65,7 +65,7 @@ Expected<std::string> buildArtifact(const Program& p, const CompileOptions& o) {
   std::error_code ec;
   fs::remove(log, ec);
   fs::create_directories(tmp, ec);
-  std::vector<std::string> flags = {"-std=c++17", "-O2", "-fPIC", "-ffp-contract=off",
+  std::vector<std::string> flags = {"-std=c++17",      "-O2", "-fPIC", "-ffp-contract=off",
                                     "-fno-exceptions", "-I."};
   if (o.target == "host") flags.push_back("-march=native");
   for (const auto& f : splitFlags(std::getenv("KILN_CXXFLAGS"))) flags.push_back(f);
@@ -84,8 +84,7 @@ Expected<std::string> buildArtifact(const Program& p, const CompileOptions& o) {
   KILN_RETURN_IF_ERROR(step(compileModel));
   objects.push_back(".kiln-build/model.o");
   if (o.weights == WeightsMode::Embedded && p.weightsBytes > 0) {
-    KILN_RETURN_IF_ERROR(
-        step({cxx, "-c", "-Wa,-I.", "weights.S", "-o", ".kiln-build/weights.o"}));
+    KILN_RETURN_IF_ERROR(step({cxx, "-c", "-Wa,-I.", "weights.S", "-o", ".kiln-build/weights.o"}));
     objects.push_back(".kiln-build/weights.o");
   }
   std::string so = "lib" + p.prefix + ".so";

@@ -11,7 +11,9 @@
 namespace kiln {
 namespace {
 
-int64_t align64(int64_t v) { return (v + 63) / 64 * 64; }
+int64_t align64(int64_t v) {
+  return (v + 63) / 64 * 64;
+}
 
 /// Constant nodes become initializers so their data lands in the weights blob.
 Status constantsToInitializers(Graph& g) {
@@ -48,8 +50,7 @@ class ProgramEmitter final : public EmitContext {
       for (Value* in : node_->inputs())
         if (in) lastUse_[in] = step_;
       const OpDef* def = OpRegistry::builtin().find(node_->domain(), node_->opType());
-      if (!def || !def->emit)
-        return unsupported("no code generation for this op yet");
+      if (!def || !def->emit) return unsupported("no code generation for this op yet");
       KILN_RETURN_IF_ERROR(def->emit(*node_, *this));
     }
     return Status();
@@ -71,8 +72,8 @@ class ProgramEmitter final : public EmitContext {
       tokens.push_back("@V" + std::to_string(id) + "@");
     }
     for (size_t k = 0; k < scratch_.size(); ++k) {
-      requests.push_back({std::max<int64_t>(scratch_[k].first, 1), scratch_[k].second,
-                          scratch_[k].second});
+      requests.push_back(
+          {std::max<int64_t>(scratch_[k].first, 1), scratch_[k].second, scratch_[k].second});
       tokens.push_back("@S" + std::to_string(k) + "@");
     }
     KILN_ASSIGN_OR_RETURN(ArenaPlan plan, planArena(requests, 64));
@@ -105,7 +106,8 @@ class ProgramEmitter final : public EmitContext {
   void emitOutputCopies() {
     for (size_t i = 0; i < g_.outputs().size(); ++i) {
       Value* v = g_.outputs()[i];
-      bool writtenHere = v->producer() && !known_.count(v) && outputIndex_.find(v)->second == int(i);
+      bool writtenHere =
+          v->producer() && !known_.count(v) && outputIndex_.find(v)->second == int(i);
       if (writtenHere) continue;
       std::string src = bufferOf(v, /*writable=*/false);
       KernelCall c;
@@ -135,9 +137,9 @@ class ProgramEmitter final : public EmitContext {
   }
   std::string constArray(const std::vector<int64_t>& values) override {
     std::string name = "c" + std::to_string(p_.constants.size());
-    p_.constants.push_back(fmt::format("static const int64_t {}[] = {};", name,
-                                       intListLiteral(values.empty() ? std::vector<int64_t>{0}
-                                                                     : values)));
+    p_.constants.push_back(
+        fmt::format("static const int64_t {}[] = {};", name,
+                    intListLiteral(values.empty() ? std::vector<int64_t>{0} : values)));
     return name;
   }
   std::string constFloatArray(const std::vector<float>& values) override {
@@ -196,9 +198,10 @@ class ProgramEmitter final : public EmitContext {
 
 Status checkStatic(const Value* v, const char* role) {
   if (!v->shape().isStatic())
-    return makeError("{} '{}' has shape {} — code generation needs static shapes; fix the "
-                     "model's dynamic dims with --shape NAME=d0,d1,...",
-                     role, commentSafe(v->name()), toString(v->shape()));
+    return makeError(
+        "{} '{}' has shape {} — code generation needs static shapes; fix the "
+        "model's dynamic dims with --shape NAME=d0,d1,...",
+        role, commentSafe(v->name()), toString(v->shape()));
   if (cTypeOf(v->dtype()).empty())
     return makeError("{} '{}' has type {}, which code generation does not support yet", role,
                      commentSafe(v->name()), dtypeName(v->dtype()));
@@ -222,9 +225,10 @@ Expected<Program> buildProgram(Model& model, const CompileOptions& options) {
   Graph& g = *model.graph;
   for (const auto& n : g.nodes())
     if (!n->subgraphs().empty())
-      return makeError("{}: control flow with subgraphs is not supported by code generation yet "
-                       "— file an issue",
-                       n->describe());
+      return makeError(
+          "{}: control flow with subgraphs is not supported by code generation yet "
+          "— file an issue",
+          n->describe());
   KILN_RETURN_IF_ERROR(constantsToInitializers(g));
   KnownValues known;
   KILN_RETURN_IF_ERROR(inferShapes(g, OpRegistry::builtin(), InferOptions{}, &known));
@@ -261,7 +265,8 @@ Expected<Program> buildProgram(Model& model, const CompileOptions& options) {
 
 std::string symbolPrefixFor(const std::string& name) {
   std::string base = name;
-  if (auto slash = base.find_last_of('/'); slash != std::string::npos) base = base.substr(slash + 1);
+  if (auto slash = base.find_last_of('/'); slash != std::string::npos)
+    base = base.substr(slash + 1);
   if (auto dot = base.find('.'); dot != std::string::npos && dot > 0) base = base.substr(0, dot);
   return identifierFrom(base);
 }

@@ -25,7 +25,7 @@ struct KernelCall {
   std::string kernel;                  ///< e.g. "kiln_ref::conv2d"
   std::vector<std::string> nodeNames;  ///< source node names it computes
   std::string opType;
-  std::string statement;               ///< C++ with @V<id>@ / @S<id>@ offset placeholders
+  std::string statement;  ///< C++ with @V<id>@ / @S<id>@ offset placeholders
 };
 
 /// A constant tensor placed in the weights blob.

@@ -12,8 +12,10 @@ std::string commentSafe(std::string_view s) {
     bool printable = c >= 0x20 && c < 0x7f && c != '\\';
     if (c == '*' && i + 1 < s.size() && s[i + 1] == '/') printable = false;
     if (c == '/' && i + 1 < s.size() && (s[i + 1] == '*' || s[i + 1] == '/')) printable = false;
-    if (printable) out.push_back(char(c));
-    else out += fmt::format("\\x{:02x}", c);
+    if (printable)
+      out.push_back(char(c));
+    else
+      out += fmt::format("\\x{:02x}", c);
   }
   return out;
 }

@@ -28,7 +28,8 @@ Status parseShapeFlag(const std::string& flag, std::map<std::string, std::vector
   size_t pos = 0;
   while (pos < list.size()) {
     size_t comma = list.find(',', pos);
-    std::string item = list.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+    std::string item =
+        list.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
     if (item.empty() || item.size() > 18 ||
         item.find_first_not_of("0123456789") != std::string::npos)
       return makeError("--shape '{}': dim '{}' is not a non-negative integer", flag, item);

@@ -102,9 +102,10 @@ Expected<Node*> Graph::addNode(const std::string& opType, const std::string& dom
                                const std::vector<std::string>& outputNames) {
   for (const auto& out : outputNames)
     if (!out.empty() && findLocalValue(out))
-      return makeError("node '{}' ({}): output name '{}' is already defined — value names must be "
-                       "unique (SSA)",
-                       name, opType, out);
+      return makeError(
+          "node '{}' ({}): output name '{}' is already defined — value names must be "
+          "unique (SSA)",
+          name, opType, out);
   auto n = std::make_unique<Node>();
   n->opType_ = opType;
   n->domain_ = domain;

@@ -95,8 +95,9 @@ Expected<Tensor> Tensor::fromMapped(DType dtype, std::vector<int64_t> dims,
     return makeError("tensor data is {} bytes but its type {} with {} elements needs {}", size,
                      dtypeName(dtype), n, bytes ? std::to_string(*bytes) : "too many");
   if (offset > file->size() || size > file->size() - offset)
-    return makeError("{}: tensor data at offset {} length {} runs past the end of the file ({} bytes)",
-                     file->path(), offset, size, file->size());
+    return makeError(
+        "{}: tensor data at offset {} length {} runs past the end of the file ({} bytes)",
+        file->path(), offset, size, file->size());
   Tensor t;
   t.dtype_ = dtype;
   t.dims_ = std::move(dims);
@@ -132,15 +133,20 @@ uint8_t* Tensor::mutableBytes() {
 double Tensor::doubleAt(int64_t i) const {
   const uint8_t* p = bytes();
   switch (dtype_) {
-    case DType::F32: return reinterpret_cast<const float*>(p)[i];
-    case DType::F64: return reinterpret_cast<const double*>(p)[i];
+    case DType::F32:
+      return reinterpret_cast<const float*>(p)[i];
+    case DType::F64:
+      return reinterpret_cast<const double*>(p)[i];
     case DType::F16: {
       uint16_t h = reinterpret_cast<const uint16_t*>(p)[i];
       uint32_t sign = (h >> 15) & 1, exp = (h >> 10) & 0x1f, mant = h & 0x3ff;
       double v;
-      if (exp == 0) v = std::ldexp(double(mant), -24);
-      else if (exp == 31) v = mant ? NAN : INFINITY;
-      else v = std::ldexp(double(mant | 0x400), int(exp) - 25);
+      if (exp == 0)
+        v = std::ldexp(double(mant), -24);
+      else if (exp == 31)
+        v = mant ? NAN : INFINITY;
+      else
+        v = std::ldexp(double(mant | 0x400), int(exp) - 25);
       return sign ? -v : v;
     }
     case DType::BF16: {
@@ -153,25 +159,39 @@ double Tensor::doubleAt(int64_t i) const {
       int v = (p[i / 2] >> ((i % 2) * 4)) & 0xf;
       return v >= 8 ? v - 16 : v;
     }
-    case DType::U4: return (p[i / 2] >> ((i % 2) * 4)) & 0xf;
-    case DType::I8: return reinterpret_cast<const int8_t*>(p)[i];
-    case DType::U8: return p[i];
-    case DType::Bool: return p[i] != 0;
-    case DType::I16: return reinterpret_cast<const int16_t*>(p)[i];
-    case DType::U16: return reinterpret_cast<const uint16_t*>(p)[i];
-    case DType::I32: return reinterpret_cast<const int32_t*>(p)[i];
-    case DType::U32: return reinterpret_cast<const uint32_t*>(p)[i];
-    case DType::I64: return double(reinterpret_cast<const int64_t*>(p)[i]);
-    case DType::U64: return double(reinterpret_cast<const uint64_t*>(p)[i]);
-    default: return 0;
+    case DType::U4:
+      return (p[i / 2] >> ((i % 2) * 4)) & 0xf;
+    case DType::I8:
+      return reinterpret_cast<const int8_t*>(p)[i];
+    case DType::U8:
+      return p[i];
+    case DType::Bool:
+      return p[i] != 0;
+    case DType::I16:
+      return reinterpret_cast<const int16_t*>(p)[i];
+    case DType::U16:
+      return reinterpret_cast<const uint16_t*>(p)[i];
+    case DType::I32:
+      return reinterpret_cast<const int32_t*>(p)[i];
+    case DType::U32:
+      return reinterpret_cast<const uint32_t*>(p)[i];
+    case DType::I64:
+      return double(reinterpret_cast<const int64_t*>(p)[i]);
+    case DType::U64:
+      return double(reinterpret_cast<const uint64_t*>(p)[i]);
+    default:
+      return 0;
   }
 }
 
 int64_t Tensor::intAt(int64_t i) const {
   switch (dtype_) {
-    case DType::I64: return reinterpret_cast<const int64_t*>(bytes())[i];
-    case DType::U64: return int64_t(reinterpret_cast<const uint64_t*>(bytes())[i]);
-    case DType::I32: return reinterpret_cast<const int32_t*>(bytes())[i];
+    case DType::I64:
+      return reinterpret_cast<const int64_t*>(bytes())[i];
+    case DType::U64:
+      return int64_t(reinterpret_cast<const uint64_t*>(bytes())[i]);
+    case DType::I32:
+      return reinterpret_cast<const int32_t*>(bytes())[i];
     case DType::F32:
     case DType::F64:
     case DType::F16:
@@ -180,7 +200,8 @@ int64_t Tensor::intAt(int64_t i) const {
       if (!(d >= -9.2e18 && d <= 9.2e18)) return 0;
       return int64_t(d);
     }
-    default: return int64_t(doubleAt(i));
+    default:
+      return int64_t(doubleAt(i));
   }
 }
 

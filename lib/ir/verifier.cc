@@ -51,14 +51,16 @@ Status verifyIn(const Graph& g, const Scope* parentScope, int depth) {
   }
   for (const auto& np : g.nodes()) {
     const Node& n = *np;
-    if (n.owner() != &g) return makeError("{}: listed in a graph that does not own it", n.describe());
+    if (n.owner() != &g)
+      return makeError("{}: listed in a graph that does not own it", n.describe());
     for (size_t i = 0; i < n.numInputs(); ++i) {
       const Value* in = n.input(i);
       if (!in) continue;
       if (!scope.has(in))
-        return makeError("{}: input {} '{}' is not defined before its use (undefined value or a "
-                         "cycle)",
-                         n.describe(), i, in->name());
+        return makeError(
+            "{}: input {} '{}' is not defined before its use (undefined value or a "
+            "cycle)",
+            n.describe(), i, in->name());
       const auto& uses = in->uses();
       if (std::find(uses.begin(), uses.end(), Use{const_cast<Node*>(&n), int(i)}) == uses.end())
         return makeError("{}: use list of '{}' is missing input {}", n.describe(), in->name(), i);

@@ -76,7 +76,9 @@ Expected<std::vector<TensorType>> inferWhere(const InferContext& ctx) {
 
 // ---- shared loop geometry for evaluation and emission ----
 
-std::vector<int64_t> staticDimsOf(const Value* v) { return v->shape().staticDims(); }
+std::vector<int64_t> staticDimsOf(const Value* v) {
+  return v->shape().staticDims();
+}
 
 BroadcastLoop loopFor(const Node& n, size_t first, size_t count) {
   std::vector<std::vector<int64_t>> operands;
@@ -99,7 +101,8 @@ Fn makeFn(const Node&) {
 }
 template <>
 kiln_ref::IsInf makeFn<kiln_ref::IsInf>(const Node& n) {
-  return kiln_ref::IsInf{n.attrInt("detect_negative", 1) != 0, n.attrInt("detect_positive", 1) != 0};
+  return kiln_ref::IsInf{n.attrInt("detect_negative", 1) != 0,
+                         n.attrInt("detect_positive", 1) != 0};
 }
 
 /// Folds inputs left to right with a binary kernel (variadic Sum/Max/Min use k > 2).
@@ -138,9 +141,8 @@ Expected<std::vector<Tensor>> evalBinary(const EvalContext& ctx) {
       return Status();
     }
   };
-  KILN_RETURN_IF_ERROR(dispatchNumeric(t, run, [&] {
-    return Status(ctx.error("no evaluation for {}", dtypeName(t)));
-  }));
+  KILN_RETURN_IF_ERROR(dispatchNumeric(
+      t, run, [&] { return Status(ctx.error("no evaluation for {}", dtypeName(t))); }));
   return std::vector<Tensor>{std::move(out)};
 }
 
@@ -151,7 +153,8 @@ Expected<std::vector<Tensor>> evalUnary(const EvalContext& ctx) {
   Fn fn = makeFn<Fn>(ctx.node());
   auto run = [&](auto tag) -> Status {
     using T = decltype(tag);
-    if constexpr (!std::is_invocable_v<Fn, T> || std::is_same_v<T, bool> != std::is_same_v<Fn, kiln_ref::Not>) {
+    if constexpr (!std::is_invocable_v<Fn, T> ||
+                  std::is_same_v<T, bool> != std::is_same_v<Fn, kiln_ref::Not>) {
       return ctx.error("no evaluation for {}", dtypeName(x.dtype()));
     } else {
       using R = std::conditional_t<kBoolOut, bool, T>;
@@ -179,9 +182,8 @@ Expected<std::vector<Tensor>> evalWhere(const EvalContext& ctx) {
                     ctx.in(2).data<T>(), out.mutableData<T>());
     return Status();
   };
-  KILN_RETURN_IF_ERROR(dispatchNumeric(t, run, [&] {
-    return Status(ctx.error("no evaluation for {}", dtypeName(t)));
-  }));
+  KILN_RETURN_IF_ERROR(dispatchNumeric(
+      t, run, [&] { return Status(ctx.error("no evaluation for {}", dtypeName(t))); }));
   return std::vector<Tensor>{std::move(out)};
 }
 
@@ -284,17 +286,19 @@ Expected<std::vector<Tensor>> evalPow(const EvalContext& ctx) {
       a.dtype(),
       [&](auto ta) -> Status {
         using A = decltype(ta);
-        if constexpr (std::is_same_v<A, bool>) return fail();
+        if constexpr (std::is_same_v<A, bool>)
+          return fail();
         else
           return dispatchNumeric(
               b.dtype(),
               [&](auto tb) -> Status {
                 using B = decltype(tb);
-                if constexpr (std::is_same_v<B, bool>) return fail();
+                if constexpr (std::is_same_v<B, bool>)
+                  return fail();
                 else {
-                  kiln_ref::binary(int(loop.dims.size()), loop.dims.data(),
-                                   loop.strides[0].data(), loop.strides[1].data(), a.data<A>(),
-                                   b.data<B>(), out.mutableData<A>(), kiln_ref::Pow{});
+                  kiln_ref::binary(int(loop.dims.size()), loop.dims.data(), loop.strides[0].data(),
+                                   loop.strides[1].data(), a.data<A>(), b.data<B>(),
+                                   out.mutableData<A>(), kiln_ref::Pow{});
                   return Status();
                 }
               },

@@ -49,9 +49,10 @@ class Inferer {
   Status inferNode(Node& n, int depth) {
     const OpDef* def = registry_.find(n.domain(), n.opType());
     if (!def)
-      return makeError("{}: unsupported op{} — kiln has no definition for it; replace it or file "
-                       "an issue",
-                       n.describe(), n.domain().empty() ? "" : " in domain '" + n.domain() + "'");
+      return makeError(
+          "{}: unsupported op{} — kiln has no definition for it; replace it or file "
+          "an issue",
+          n.describe(), n.domain().empty() ? "" : " in domain '" + n.domain() + "'");
     const OpSchema& s = def->schema;
     int nin = int(n.numInputs());
     while (nin > 0 && !n.input(size_t(nin - 1))) --nin;
@@ -82,11 +83,10 @@ class Inferer {
       auto it = v ? known_.find(v) : known_.end();
       vals.push_back(it == known_.end() ? nullptr : &it->second);
     }
-    InferContext ctx(n, ins, vals,
-                     [this, depth](Graph& body, const std::vector<TensorType>& bodyIns)
-                         -> Expected<std::vector<TensorType>> {
-                       return inferBody(body, bodyIns, depth + 1);
-                     });
+    InferContext ctx(
+        n, ins, vals,
+        [this, depth](Graph& body, const std::vector<TensorType>& bodyIns)
+            -> Expected<std::vector<TensorType>> { return inferBody(body, bodyIns, depth + 1); });
     KILN_ASSIGN_OR_RETURN(auto outs, def->inferTypes(ctx));
     if (outs.size() < n.numOutputs())
       return makeError("{}: inference produced {} types for {} outputs", n.describe(), outs.size(),
@@ -167,8 +167,10 @@ std::vector<std::string> unresolvedDims(const Graph& g) {
       }
       for (size_t i = 0; i < v->shape().dims().size(); ++i) {
         const Dim& d = v->shape()[i];
-        if (d.isSymbolic()) names.insert(d.symbol);
-        else if (!d.isStatic()) names.insert(v->name() + ":" + std::to_string(i));
+        if (d.isSymbolic())
+          names.insert(d.symbol);
+        else if (!d.isStatic())
+          names.insert(v->name() + ":" + std::to_string(i));
       }
     }
   };

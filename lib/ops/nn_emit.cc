@@ -10,9 +10,15 @@
 namespace kiln {
 namespace {
 
-std::vector<int64_t> dimsOf(const Value* v) { return v->shape().staticDims(); }
-int64_t numel(const Value* v) { return *v->shape().numElements(); }
-std::string cType(const Value* v) { return std::string(cTypeOf(v->dtype())); }
+std::vector<int64_t> dimsOf(const Value* v) {
+  return v->shape().staticDims();
+}
+int64_t numel(const Value* v) {
+  return *v->shape().numElements();
+}
+std::string cType(const Value* v) {
+  return std::string(cTypeOf(v->dtype()));
+}
 int64_t product(const std::vector<int64_t>& d, size_t b, size_t e) {
   int64_t p = 1;
   for (size_t i = b; i < e && i < d.size(); ++i) p *= d[i];
@@ -123,8 +129,8 @@ Window windowOf(const Node& n, const std::vector<int64_t>& kernel) {
   if (autoPad == "VALID") w.pads.assign(size_t(2 * w.rank), 0);
   if (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
     for (int d = 0; d < w.rank; ++d) {
-      int64_t total = (w.out[d] - 1) * w.strides[d] + (w.kernel[d] - 1) * w.dilations[d] + 1 -
-                      w.in[d];
+      int64_t total =
+          (w.out[d] - 1) * w.strides[d] + (w.kernel[d] - 1) * w.dilations[d] + 1 - w.in[d];
       total = std::max<int64_t>(total, 0);
       int64_t small = total / 2, big = total - small;
       w.pads[d] = autoPad == "SAME_UPPER" ? small : big;
@@ -146,13 +152,13 @@ Status emitConv(const Node& n, EmitContext& ctx) {
   if (!windowValid(w)) return ctx.unsupported("inconsistent Conv attributes");
   auto x = dimsOf(n.input(0));
   ctx.useHeader("kiln_ref/conv.h");
-  ctx.call("kiln_ref::conv",
-           fmt::format("kiln_ref::conv({}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {});",
-                       w.rank, x[0], x[1], ctx.constArray(w.in), wd[0], ctx.constArray(w.kernel),
-                       ctx.constArray(w.out), ctx.constArray(w.strides),
-                       ctx.constArray(w.dilations), ctx.constArray(w.pads),
-                       n.attrInt("group", 1), ctx.input(0), ctx.input(1),
-                       n.input(2) ? ctx.input(2) : "nullptr", ctx.output(0)));
+  ctx.call(
+      "kiln_ref::conv",
+      fmt::format("kiln_ref::conv({}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {});",
+                  w.rank, x[0], x[1], ctx.constArray(w.in), wd[0], ctx.constArray(w.kernel),
+                  ctx.constArray(w.out), ctx.constArray(w.strides), ctx.constArray(w.dilations),
+                  ctx.constArray(w.pads), n.attrInt("group", 1), ctx.input(0), ctx.input(1),
+                  n.input(2) ? ctx.input(2) : "nullptr", ctx.output(0)));
   return Status();
 }
 
@@ -163,16 +169,16 @@ Status emitPool(const Node& n, EmitContext& ctx) {
   auto x = dimsOf(n.input(0));
   int64_t planes = x[0] * x[1];
   ctx.useHeader("kiln_ref/pool.h");
-  std::string common = fmt::format("{}, {}, {}, {}, {}, {}, {}, {}", w.rank, planes,
-                                   ctx.constArray(w.in), ctx.constArray(w.kernel),
-                                   ctx.constArray(w.out), ctx.constArray(w.strides),
-                                   ctx.constArray(w.dilations), ctx.constArray(w.pads));
+  std::string common =
+      fmt::format("{}, {}, {}, {}, {}, {}, {}, {}", w.rank, planes, ctx.constArray(w.in),
+                  ctx.constArray(w.kernel), ctx.constArray(w.out), ctx.constArray(w.strides),
+                  ctx.constArray(w.dilations), ctx.constArray(w.pads));
   if (n.opType() == "MaxPool") {
     bool indices = n.numOutputs() > 1 && n.output(1);
-    ctx.call("kiln_ref::max_pool",
-             fmt::format("kiln_ref::max_pool({}, {}, {}, {}, {});", common, ctx.input(0),
-                         ctx.output(0), indices ? ctx.output(1) : "nullptr",
-                         n.attrInt("storage_order", 0)));
+    ctx.call(
+        "kiln_ref::max_pool",
+        fmt::format("kiln_ref::max_pool({}, {}, {}, {}, {});", common, ctx.input(0), ctx.output(0),
+                    indices ? ctx.output(1) : "nullptr", n.attrInt("storage_order", 0)));
   } else if (n.opType() == "AveragePool") {
     ctx.call("kiln_ref::average_pool",
              fmt::format("kiln_ref::average_pool({}, {}, {}, {});", common,
@@ -220,9 +226,9 @@ Status emitGemm(const Node& n, EmitContext& ctx) {
   }
   ctx.useHeader("kiln_ref/gemm.h");
   ctx.call("kiln_ref::gemm",
-           fmt::format("kiln_ref::gemm({}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {});", M,
-                       N, K, transA, transB, floatLiteral(n.attrFloat("alpha", 1.0f)),
-                       ctx.input(0), ctx.input(1), floatLiteral(n.attrFloat("beta", 1.0f)),
+           fmt::format("kiln_ref::gemm({}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {});", M, N,
+                       K, transA, transB, floatLiteral(n.attrFloat("alpha", 1.0f)), ctx.input(0),
+                       ctx.input(1), floatLiteral(n.attrFloat("beta", 1.0f)),
                        n.input(2) ? ctx.input(2) : "nullptr", sm, sn, ctx.output(0)));
   return Status();
 }
@@ -263,11 +269,11 @@ Status emitBatchNorm(const Node& n, EmitContext& ctx) {
   auto x = dimsOf(n.input(0));
   int64_t C = x.size() > 1 ? x[1] : 1;
   ctx.useHeader("kiln_ref/norm.h");
-  ctx.call("kiln_ref::batch_norm",
-           fmt::format("kiln_ref::batch_norm({}, {}, {}, {}, {}, {}, {}, {}, {}, {});", x[0], C,
-                       product(x, 2, x.size()), ctx.input(0), ctx.input(1), ctx.input(2),
-                       ctx.input(3), ctx.input(4), floatLiteral(n.attrFloat("epsilon", 1e-5f)),
-                       ctx.output(0)));
+  ctx.call(
+      "kiln_ref::batch_norm",
+      fmt::format("kiln_ref::batch_norm({}, {}, {}, {}, {}, {}, {}, {}, {}, {});", x[0], C,
+                  product(x, 2, x.size()), ctx.input(0), ctx.input(1), ctx.input(2), ctx.input(3),
+                  ctx.input(4), floatLiteral(n.attrFloat("epsilon", 1e-5f)), ctx.output(0)));
   return Status();
 }
 
@@ -291,7 +297,8 @@ Status emitLayerNorm(const Node& n, EmitContext& ctx) {
   if (numel(n.input(1)) != cols || (n.input(2) && numel(n.input(2)) != cols))
     return ctx.unsupported("LayerNormalization with broadcast scale/bias");
   auto opt = [&](size_t i) {
-    return n.numOutputs() > i && n.output(i) ? ctx.output(i) : std::string("static_cast<float*>(nullptr)");
+    return n.numOutputs() > i && n.output(i) ? ctx.output(i)
+                                             : std::string("static_cast<float*>(nullptr)");
   };
   ctx.useHeader("kiln_ref/norm.h");
   ctx.call("kiln_ref::layer_norm",
@@ -356,26 +363,46 @@ struct EmitterRow {
 };
 
 constexpr EmitterRow kEmitters[] = {
-    {"Relu", emitActivation},          {"LeakyRelu", emitActivation},
-    {"Elu", emitActivation},           {"Selu", emitActivation},
-    {"Celu", emitActivation},          {"Sigmoid", emitActivation},
-    {"HardSigmoid", emitActivation},   {"HardSwish", emitActivation},
-    {"Tanh", emitActivation},          {"Softplus", emitActivation},
-    {"Softsign", emitActivation},      {"ThresholdedRelu", emitActivation},
-    {"Gelu", emitActivation},          {"Mish", emitActivation},
-    {"Shrink", emitActivation},        {"Clip", emitClip},
-    {"PRelu", emitPRelu},              {"Softmax", emitSoftmax},
-    {"LogSoftmax", emitSoftmax},       {"Hardmax", emitSoftmax},
-    {"Conv", emitConv},                {"MaxPool", emitPool},
-    {"AveragePool", emitPool},         {"LpPool", emitPool},
-    {"GlobalAveragePool", emitGlobalPool}, {"GlobalMaxPool", emitGlobalPool},
-    {"GlobalLpPool", emitGlobalPool},  {"Gemm", emitGemm},
-    {"MatMul", emitMatMul},            {"BatchNormalization", emitBatchNorm},
-    {"InstanceNormalization", emitInstanceNorm}, {"LayerNormalization", emitLayerNorm},
-    {"Reshape", emitCopy},             {"Flatten", emitCopy},
-    {"Squeeze", emitCopy},             {"Unsqueeze", emitCopy},
-    {"Identity", emitCopy},            {"Dropout", emitCopy},
-    {"Transpose", emitTranspose},      {"Concat", emitConcat},
+    {"Relu", emitActivation},
+    {"LeakyRelu", emitActivation},
+    {"Elu", emitActivation},
+    {"Selu", emitActivation},
+    {"Celu", emitActivation},
+    {"Sigmoid", emitActivation},
+    {"HardSigmoid", emitActivation},
+    {"HardSwish", emitActivation},
+    {"Tanh", emitActivation},
+    {"Softplus", emitActivation},
+    {"Softsign", emitActivation},
+    {"ThresholdedRelu", emitActivation},
+    {"Gelu", emitActivation},
+    {"Mish", emitActivation},
+    {"Shrink", emitActivation},
+    {"Clip", emitClip},
+    {"PRelu", emitPRelu},
+    {"Softmax", emitSoftmax},
+    {"LogSoftmax", emitSoftmax},
+    {"Hardmax", emitSoftmax},
+    {"Conv", emitConv},
+    {"MaxPool", emitPool},
+    {"AveragePool", emitPool},
+    {"LpPool", emitPool},
+    {"GlobalAveragePool", emitGlobalPool},
+    {"GlobalMaxPool", emitGlobalPool},
+    {"GlobalLpPool", emitGlobalPool},
+    {"Gemm", emitGemm},
+    {"MatMul", emitMatMul},
+    {"BatchNormalization", emitBatchNorm},
+    {"InstanceNormalization", emitInstanceNorm},
+    {"LayerNormalization", emitLayerNorm},
+    {"Reshape", emitCopy},
+    {"Flatten", emitCopy},
+    {"Squeeze", emitCopy},
+    {"Unsqueeze", emitCopy},
+    {"Identity", emitCopy},
+    {"Dropout", emitCopy},
+    {"Transpose", emitTranspose},
+    {"Concat", emitConcat},
 };
 
 }  // namespace

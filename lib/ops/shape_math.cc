@@ -27,15 +27,17 @@ Expected<Shape> broadcastShapes(const InferContext& ctx, const std::vector<Shape
         if (d.value != o.value) {
           std::string all;
           for (const Shape& x : shapes) all += (all.empty() ? "" : " and ") + toString(x);
-          return ctx.error("cannot broadcast shapes {} (dim {} is {} vs {})", all, off + i,
-                           o.value, d.value);
+          return ctx.error("cannot broadcast shapes {} (dim {} is {} vs {})", all, off + i, o.value,
+                           d.value);
         }
         continue;
       }
       if (d == o) continue;
       // One side static (>1) wins over symbolic; two different symbols stay unknown.
-      if (d.isStatic()) o = d;
-      else if (!o.isStatic()) o = Dim::unknown();
+      if (d.isStatic())
+        o = d;
+      else if (!o.isStatic())
+        o = Dim::unknown();
     }
   }
   return Shape(std::move(out));
@@ -49,8 +51,10 @@ std::optional<std::vector<int64_t>> broadcastDims(const std::vector<std::vector<
     size_t off = rank - d.size();
     for (size_t i = 0; i < d.size(); ++i) {
       if (d[i] == 1) continue;
-      if (out[off + i] == 1) out[off + i] = d[i];
-      else if (out[off + i] != d[i]) return std::nullopt;
+      if (out[off + i] == 1)
+        out[off + i] = d[i];
+      else if (out[off + i] != d[i])
+        return std::nullopt;
     }
   }
   return out;

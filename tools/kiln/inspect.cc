@@ -38,9 +38,12 @@ nlohmann::ordered_json dimsJson(const Shape& s) {
   if (!s.rankKnown()) return nullptr;
   auto arr = nlohmann::ordered_json::array();
   for (const Dim& d : s.dims()) {
-    if (d.isStatic()) arr.push_back(d.value);
-    else if (d.isSymbolic()) arr.push_back(d.symbol);
-    else arr.push_back("?");
+    if (d.isStatic())
+      arr.push_back(d.value);
+    else if (d.isSymbolic())
+      arr.push_back(d.symbol);
+    else
+      arr.push_back("?");
   }
   return arr;
 }

@@ -29,7 +29,8 @@ Status LoadedModel::resolve(Fn*& fn, const char* suffix) {
 Expected<std::unique_ptr<LoadedModel>> LoadedModel::open(const std::string& dir) {
   std::unique_ptr<LoadedModel> m(new LoadedModel());
   m->dir_ = dir;
-  KILN_ASSIGN_OR_RETURN(std::string text, readFile((fs::path(dir) / "manifest.json").string(), 1 << 28));
+  KILN_ASSIGN_OR_RETURN(std::string text,
+                        readFile((fs::path(dir) / "manifest.json").string(), 1 << 28));
   nlohmann::json manifest = nlohmann::json::parse(text, nullptr, false);
   if (manifest.is_discarded() || !manifest.is_object() || !manifest.contains("name") ||
       !manifest["name"].is_string())
@@ -158,7 +159,8 @@ Expected<HostTensor> readTensorFile(const std::string& path) {
 
 Status writeNpy(const std::string& path, const HostTensor& t) {
   for (const auto& n : kNpyTypes)
-    if (n.dtype == t.dtype) return writeNpyFile(path, n.descr, t.dims, t.data.data(), t.data.size());
+    if (n.dtype == t.dtype)
+      return writeNpyFile(path, n.descr, t.dims, t.data.data(), t.data.size());
   if (t.dtype == DType::BF16)  // numpy has no bfloat16: store raw 16-bit words
     return writeNpyFile(path, "<u2", t.dims, t.data.data(), t.data.size());
   return makeError("{}: cannot write {} as .npy", path, dtypeName(t.dtype));

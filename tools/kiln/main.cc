@@ -39,7 +39,7 @@ int main(int argc, char** argv) {
   CLI::App app{"kiln — an ahead-of-time compiler for neural networks"};
   app.require_subcommand(1);
   app.set_version_flag("--version", std::string("kiln ") + KILN_VERSION);
-  std::vector<Verb> verbs = {addCompileVerb(app), addRunVerb(app), addBenchVerb(app),
+  std::vector<Verb> verbs = {addCompileVerb(app), addRunVerb(app),     addBenchVerb(app),
                              addInspectVerb(app), addConvertVerb(app), addPrintVerb(app)};
   try {
     app.parse(argc, argv);

@@ -95,7 +95,8 @@ Expected<std::string> prepareArtifact(const ModelArgs& model, const CodegenArgs&
     const auto& gin = raw->graph->inputs();
     for (size_t i = 0; i < inputs.size(); ++i) {
       const Value* v = nullptr;
-      if (inputs[i].name.empty()) v = i < gin.size() ? gin[i] : nullptr;
+      if (inputs[i].name.empty())
+        v = i < gin.size() ? gin[i] : nullptr;
       else
         for (const Value* c : gin)
           if (c->name() == inputs[i].name) v = c;
@@ -115,8 +116,9 @@ Expected<std::string> prepareArtifact(const ModelArgs& model, const CodegenArgs&
   if (isArtifactDir(dir.string())) return dir.string();
   std::error_code ec;
   fs::create_directories(cacheDir, ec);
-  if (ec) return makeError("{}: cannot create the cache folder: {} — pass --cache DIR", cacheDir,
-                           ec.message());
+  if (ec)
+    return makeError("{}: cannot create the cache folder: {} — pass --cache DIR", cacheDir,
+                     ec.message());
   fs::path tmp = fs::path(cacheDir) / (hash + ".tmp-" + std::to_string(getpid()));
   fs::remove_all(tmp, ec);
   auto loaded = args.load();

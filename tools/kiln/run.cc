@@ -46,7 +46,8 @@ int runRun(const RunArgs& a) {
   for (size_t i = 0; i < model.outputs().size(); ++i) {
     auto t = model.output(i);
     if (!t.ok()) return fail(t.message());
-    std::string path = (fs::path(a.outDir) / (fileNameFor(model.outputs()[i].name) + ".npy")).string();
+    std::string path =
+        (fs::path(a.outDir) / (fileNameFor(model.outputs()[i].name) + ".npy")).string();
     if (auto st = writeNpy(path, *t); !st.ok()) return fail(st.message());
   }
   return kExitOk;

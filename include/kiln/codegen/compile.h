@@ -14,13 +14,13 @@ enum class WeightsMode { Embedded, External };
 
 struct CompileOptions {
   std::string outDir;
-  std::string name = "model";  ///< C symbol prefix; sanitized to an identifier
+  std::string name = "model";   ///< C symbol prefix; sanitized to an identifier
   std::string target = "host";  ///< "host" or "generic"
   int optLevel = 3;
   WeightsMode weights = WeightsMode::Embedded;
-  bool build = true;     ///< run the C++ compiler to produce lib<name>.so / .a
-  std::string cxx;       ///< compiler; empty: $CXX, else "c++"
-  std::string sourceFile;  ///< model file name for the manifest (no directories)
+  bool build = true;                    ///< run the C++ compiler to produce lib<name>.so / .a
+  std::string cxx;                      ///< compiler; empty: $CXX, else "c++"
+  std::string sourceFile;               ///< model file name for the manifest (no directories)
   std::vector<std::string> shapeFlags;  ///< --shape flags, recorded in the manifest
 };
 

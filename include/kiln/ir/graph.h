@@ -208,9 +208,9 @@ struct ModelMetadata {
   std::string producerName, producerVersion, domain, docString;
   int64_t irVersion = 0, modelVersion = 0;
   std::vector<OpsetImport> opsets;
-  std::string sourceSha256;  ///< SHA-256 of the source model file
-  std::string sourceFormat;  ///< "onnx", "kiln"
-  std::string kilnVersion;   ///< the kiln that produced this IR
+  std::string sourceSha256;                                ///< SHA-256 of the source model file
+  std::string sourceFormat;                                ///< "onnx", "kiln"
+  std::string kilnVersion;                                 ///< the kiln that produced this IR
   std::vector<std::pair<std::string, std::string>> props;  ///< metadata_props, in order
   std::vector<std::pair<std::string, std::string>> hints;  ///< hardware hints
   bool operator==(const ModelMetadata&) const = default;

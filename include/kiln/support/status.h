@@ -46,9 +46,9 @@ class [[nodiscard]] Status {
 template <typename T>
 class [[nodiscard]] Expected {
  public:
-  Expected(T value) : v_(std::in_place_index<0>, std::move(value)) {}  // NOLINT
+  Expected(T value) : v_(std::in_place_index<0>, std::move(value)) {}      // NOLINT
   Expected(Error error) : v_(std::in_place_index<1>, std::move(error)) {}  // NOLINT
-  Expected(Status status) : v_(std::in_place_index<1>, status.error()) {  // NOLINT
+  Expected(Status status) : v_(std::in_place_index<1>, status.error()) {   // NOLINT
     assert(!status.ok() && "Expected constructed from a successful Status");
   }
   bool ok() const { return v_.index() == 0; }
@@ -74,9 +74,9 @@ class [[nodiscard]] Expected {
 #define KILN_CONCAT(a, b) KILN_CONCAT_INNER(a, b)
 
 /// Returns the Status of `expr` from the enclosing function if it failed.
-#define KILN_RETURN_IF_ERROR(expr)                    \
-  do {                                                \
-    auto kiln_status_ = (expr);                       \
+#define KILN_RETURN_IF_ERROR(expr)                       \
+  do {                                                   \
+    auto kiln_status_ = (expr);                          \
     if (!kiln_status_.ok()) return kiln_status_.error(); \
   } while (0)
 
