@@ -21,7 +21,7 @@ wait_for_torch() {
   local waited=0
   while ! dpkg-query -W -f='${Status}' python3-torch python3-torchvision 2>/dev/null |
     grep -q '^install ok installedinstall ok installed$'; do
-    if [[ -f /tmp/apt-torch.log ]] && [[ $(tail -n 1 /tmp/apt-torch.log) != done ]] &&
+    if [[ -f /tmp/apt-torch.log ]] && [[ $(tail -n 1 /tmp/apt-torch.log) != "done" ]] &&
       ((waited < 3600)); then
       ((waited % 60 == 0)) && echo "gen_models: waiting for python3-torch to finish installing"
       sleep 10

@@ -54,7 +54,10 @@ if ((${#missing[@]} > 0)); then
   echo "setup.sh: installing ${missing[*]}"
   export DEBIAN_FRONTEND=noninteractive
   log="$(mktemp /tmp/kiln-setup-apt.XXXXXX.log)"
-  if ! { apt-get update && apt-get install -y --no-install-recommends "${missing[@]}"; } \
+  # Wait for another apt/dpkg (e.g. a background install) instead of failing on its lock.
+  apt_opts=(-o DPkg::Lock::Timeout=1800)
+  if ! { apt-get "${apt_opts[@]}" update &&
+    apt-get "${apt_opts[@]}" install -y --no-install-recommends "${missing[@]}"; } \
     >"$log" 2>&1; then
     tail -n 30 "$log" >&2
     echo "setup.sh: apt-get failed (full log: $log)" >&2

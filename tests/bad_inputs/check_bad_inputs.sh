@@ -24,7 +24,7 @@ fi
 
 scratch="$(mktemp -d /tmp/kiln-bad-inputs.XXXXXX)"
 trap 'rm -rf "$scratch"' EXIT
-before="$(ls -A "$cases" | sort)"
+before="$(find "$cases" -mindepth 1 | sort)"
 failed=0
 for model in "${models[@]}"; do
   name="$(basename "$model")"
@@ -59,11 +59,11 @@ for model in "${models[@]}"; do
   if ((ctrl > 0)); then
     problems+=("stderr contains $ctrl unescaped control characters")
   fi
-  if [[ -n $(ls -A "$work") ]]; then
-    problems+=("wrote into the working directory: $(ls -A "$work" | tr '\n' ' ')")
+  if [[ -n $(find "$work" -mindepth 1) ]]; then
+    problems+=("wrote into the working directory: $(find "$work" -mindepth 1 -printf "%f ")")
   fi
 
-  msg="$(head -n 1 "$scratch/err" | cut -c 1-200 | LC_ALL=C tr -c '[:print:]\n' '?')"
+  msg="$(head -n 1 "$scratch/err" | tr -d '\n' | LC_ALL=C tr '\000-\037\177' '?')"
   if ((${#problems[@]} == 0)); then
     printf 'ok    %-28s %5d ms  %s\n' "$name" "$ms" "$msg"
   else
@@ -73,7 +73,7 @@ for model in "${models[@]}"; do
   fi
 done
 
-after="$(ls -A "$cases" | sort)"
+after="$(find "$cases" -mindepth 1 | sort)"
 if [[ $before != "$after" ]]; then
   echo "FAIL  kiln wrote into the cases directory: $(comm -13 <(echo "$before") <(echo "$after") | tr '\n' ' ')"
   failed=$((failed + 1))

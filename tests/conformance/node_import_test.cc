@@ -209,7 +209,7 @@ int main(int argc, char** argv) {
   if (!args.report.empty()) {
     json report;
     report["node_dir"] = fs::absolute(args.nodeDir).lexically_normal().string();
-    report["onnx_version"] = manifest.value("onnx_version", "");
+    report["onnx_version"] = manifest.is_object() ? manifest.value("onnx_version", "") : "";
     report["total"] = int(dirs.size());
     report["counts"] = counts;
     report["passed"] = passed;
