@@ -3,6 +3,7 @@
 #
 # Usage (as root, from anywhere):  scripts/setup.sh [--models] [--no-build]
 #   --models    also install python3-torch/python3-torchvision (large) for scripts/gen_models.sh
+#               and onnxruntime-node (npm, package.json) for the tests against ONNX Runtime
 #   --no-build  install packages only
 # Set KILN_JOBS=N to limit build parallelism.
 # Idempotent: packages already installed are left alone, `apt-get update` runs only when
@@ -66,6 +67,13 @@ if ((${#missing[@]} > 0)); then
   rm -f "$log"
 else
   echo "setup.sh: all ${#packages[@]} packages already installed"
+fi
+
+# ONNX Runtime, the oracle of the model tests: its install script downloads, which cannot work
+# here; the x64 CPU library inside the package works without it.
+if [[ $want_models == 1 ]] && [[ ! -f $repo/node_modules/onnxruntime-node/package.json ]]; then
+  echo "setup.sh: npm install (onnxruntime-node, see package.json)"
+  (cd "$repo" && npm install --ignore-scripts --no-audit --no-fund >/dev/null)
 fi
 
 if [[ $build == 1 ]]; then

@@ -44,4 +44,12 @@ err = float(np.abs(got - ref).max())
 assert err < 1e-3, (got, err)
 print("ok: kiln run matches the torch logits (max abs err %.2e)" % err)
 PY
+# Two models (distinct --name prefixes) in one program; two contexts running concurrently.
+for m in m1 m2; do
+  "$kiln" compile "$repo/models/shapes_cnn.onnx" -o "$work/$m" --name "$m" >/dev/null
+done
+cc -std=c11 -Wall -Wextra -Werror -pthread -I"$work" -I"$work/m1" \
+  "$repo/tests/e2e/two_contexts.c" "$work/m1/libm1.a" "$work/m2/libm2.a" -lstdc++ -lm \
+  -o "$work/two_contexts"
+"$work/two_contexts"
 echo "1 passed, 0 failed"

@@ -1,0 +1,101 @@
+#!/usr/bin/python3
+"""Runs one public model through `kiln run` and ONNX Runtime on the same seeded inputs.
+
+Usage: /usr/bin/python3 tests/models/compare_ort.py KILN MODELS_DIR NAME [--seed S] [--work DIR]
+NAME is a key of check_model.MODELS. Every output must reach cosine similarity >= 0.99999 with
+ONNX Runtime's and a max abs error <= 1e-4 x max |ONNX Runtime output|. Prints one line per
+output with the figures; exits 1 when any output misses either bound or either side fails.
+"""
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from check_model import MODELS, REPO  # noqa: E402
+
+COSINE_MIN = 0.99999
+REL_ERR_MAX = 1e-4
+NP_DTYPES = {"f32": np.float32, "f64": np.float64, "i64": np.int64, "i32": np.int32}
+
+
+def make_inputs(inputs, seed, folder):
+    rng = np.random.default_rng(seed)
+    files = {}
+    for name, (dtype, shape) in inputs.items():
+        if dtype not in ("f32", "f64"):
+            sys.exit(f"compare_ort: no generator for {dtype} input '{name}'")
+        data = rng.standard_normal(shape).astype(NP_DTYPES[dtype])
+        files[name] = os.path.join(folder, f"input_{len(files)}.npy")
+        np.save(files[name], data)
+    return files
+
+
+def run(cmd, what):
+    start = time.monotonic()
+    proc = subprocess.run(cmd, capture_output=True, text=True, errors="replace")
+    if proc.returncode != 0:
+        tail = (proc.stderr or proc.stdout).strip().splitlines()[-3:]
+        sys.exit(f"compare_ort: {what} failed (exit {proc.returncode}): {' | '.join(tail)}")
+    return time.monotonic() - start
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("kiln")
+    ap.add_argument("models_dir")
+    ap.add_argument("name", choices=sorted(MODELS))
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--work", help="keep inputs and outputs here (default: a temporary folder)")
+    ap.add_argument("--opt", default="3", help="kiln's -O level")
+    args = ap.parse_args()
+
+    file, flags, inputs, outputs, _ = MODELS[args.name]
+    model = os.path.join(args.models_dir, file)
+    if not os.path.isfile(model):
+        sys.exit(f"compare_ort: {model} is missing; run scripts/gen_models.sh")
+    work = args.work or tempfile.mkdtemp(prefix=f"kiln-ort-{args.name}.")
+    os.makedirs(work, exist_ok=True)
+    try:
+        files = make_inputs(inputs, args.seed, work)
+        kiln_out, ort_out = os.path.join(work, "kiln"), os.path.join(work, "ort")
+        cmd = [args.kiln, "run", model, "-o", kiln_out, "--cache", os.path.join(work, "cache"),
+               "-O", args.opt] + flags
+        for name, path in files.items():
+            cmd += ["-i", f"{name}={path}"]
+        t_kiln = run(cmd, "kiln run")
+        t_ort = run(["node", os.path.join(REPO, "tests", "models", "ort_run.js"), model, ort_out] +
+                    [f"{n}={p}" for n, p in files.items()], "ONNX Runtime")
+        problems = []
+        for name in outputs:
+            fname = "".join(c if c.isalnum() or c in "._-" else "_" for c in name) + ".npy"
+            got = np.load(os.path.join(kiln_out, fname)).astype(np.float64).reshape(-1)
+            ref = np.load(os.path.join(ort_out, fname)).astype(np.float64).reshape(-1)
+            if got.shape != ref.shape:
+                problems.append(f"'{name}': {got.size} elements vs ONNX Runtime's {ref.size}")
+                continue
+            denom = np.linalg.norm(got) * np.linalg.norm(ref)
+            cosine = float(got @ ref / denom) if denom > 0 else float(np.array_equal(got, ref))
+            max_err = float(np.max(np.abs(got - ref))) if got.size else 0.0
+            scale = float(np.max(np.abs(ref))) if ref.size else 0.0
+            ok = cosine >= COSINE_MIN and max_err <= REL_ERR_MAX * scale
+            print(f"compare_ort {args.name} '{name}': cosine {cosine:.8f}, max abs err "
+                  f"{max_err:.3g} (bound {REL_ERR_MAX * scale:.3g}) {'ok' if ok else 'FAIL'}")
+            if not ok:
+                problems.append(f"'{name}' misses the bounds")
+        print(f"compare_ort {args.name}: kiln run {t_kiln:.1f} s (compile included), "
+              f"ONNX Runtime {t_ort:.1f} s (process)")
+        if problems:
+            sys.exit(f"compare_ort {args.name}: FAIL: {'; '.join(problems)}")
+    finally:
+        if not args.work:
+            shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
