@@ -1,0 +1,88 @@
+#!/usr/bin/python3
+"""kiln vs ONNX Runtime, side by side: alternating rounds, medians, ratio.
+
+Usage: /usr/bin/python3 bench/compare_ort.py [--kiln KILN] [--models-dir DIR] [--models a,b]
+           [--threads 1,2] [--rounds R] [--iters N] [--json FILE]
+For each model it compiles once with kiln (not timed), then runs R rounds; each round runs
+`kiln bench --json` and `node bench/ort_bench.js` (graphOptimizationLevel all, same thread count)
+one after the other, alternating which goes first. The figure per side is the median of the
+per-round medians; ratio = ORT / kiln (above 1: kiln is faster). First-run latency is the median
+of each side's first run. Prints a table and writes JSON.
+"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(REPO, "tests", "models"))
+from check_model import MODELS  # noqa: E402
+
+
+def run_json(cmd):
+    proc = subprocess.run(cmd, capture_output=True, text=True, errors="replace")
+    if proc.returncode != 0:
+        sys.exit(f"compare_ort: {' '.join(cmd[:3])} failed: {proc.stderr.strip()[-300:]}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--kiln", default=os.path.join(REPO, "build", "tools", "kiln", "kiln"))
+    ap.add_argument("--models-dir", default=os.path.join(REPO, ".cache", "models"))
+    ap.add_argument("--models", default="resnet50,mobilenetv2,ppocr_v4_det,bert")
+    ap.add_argument("--threads", default="1,2")
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--iters", type=int, default=10)
+    ap.add_argument("--json", dest="json_out", help="write the results here")
+    args = ap.parse_args()
+
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="kiln-compare-ort.") as tmp:
+        for name in args.models.split(","):
+            file, flags, _, _, _ = MODELS[name]
+            model = file if os.path.isabs(file) else os.path.join(args.models_dir, file)
+            out = os.path.join(tmp, name)
+            proc = subprocess.run([args.kiln, "compile", model, "-o", out] + flags,
+                                  capture_output=True, text=True)
+            if proc.returncode != 0:
+                print(f"{name}: kiln compile failed: {proc.stderr.strip()}")
+                rows.append({"model": name, "error": proc.stderr.strip()})
+                continue
+            shape_flags = [f for f in flags]
+            for threads in [int(t) for t in args.threads.split(",")]:
+                kiln_cmd = [args.kiln, "bench", out, "--json", "--iters", str(args.iters),
+                            "--threads", str(threads)]
+                ort_cmd = ["node", os.path.join(REPO, "bench", "ort_bench.js"), model,
+                           "--iters", str(args.iters), "--threads", str(threads)] + shape_flags
+                k_med, o_med, k_first, o_first = [], [], [], []
+                for r in range(args.rounds):
+                    order = [(kiln_cmd, k_med, k_first), (ort_cmd, o_med, o_first)]
+                    for cmd, med, first in (order if r % 2 == 0 else order[::-1]):
+                        res = run_json(cmd)
+                        med.append(res["latency_ms"]["median"])
+                        first.append(res["first_run_ms"])
+                row = {"model": name, "threads": threads, "rounds": args.rounds,
+                       "iters": args.iters,
+                       "kiln_median_ms": statistics.median(k_med),
+                       "ort_median_ms": statistics.median(o_med),
+                       "kiln_first_run_ms": statistics.median(k_first),
+                       "ort_first_run_ms": statistics.median(o_first)}
+                row["ratio_ort_over_kiln"] = row["ort_median_ms"] / row["kiln_median_ms"]
+                rows.append(row)
+                print(f"{name:<14} threads {threads}: kiln {row['kiln_median_ms']:9.2f} ms  "
+                      f"ORT {row['ort_median_ms']:9.2f} ms  ratio ORT/kiln "
+                      f"{row['ratio_ort_over_kiln']:6.3f}  first run kiln "
+                      f"{row['kiln_first_run_ms']:.1f} ms, ORT {row['ort_first_run_ms']:.1f} ms",
+                      flush=True)
+    if args.json_out:
+        with open(args.json_out, "w") as f:
+            json.dump(rows, f, indent=1)
+            f.write("\n")
+
+
+if __name__ == "__main__":
+    main()
