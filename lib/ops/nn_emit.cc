@@ -25,6 +25,12 @@ int64_t product(const std::vector<int64_t>& d, size_t b, size_t e) {
   return p;
 }
 
+/// A typed null `const T*` for a missing optional input of v's element type: a bare nullptr
+/// would not deduce a kernel's template parameter.
+std::string nullInput(const Value* v) {
+  return "static_cast<const " + cType(v) + "*>(nullptr)";
+}
+
 Status requireFloat(const Node& n, EmitContext& ctx) {
   DType t = n.input(0)->dtype();
   if (t != DType::F32 && t != DType::F64)
@@ -158,7 +164,7 @@ Status emitConv(const Node& n, EmitContext& ctx) {
                   w.rank, x[0], x[1], ctx.constArray(w.in), wd[0], ctx.constArray(w.kernel),
                   ctx.constArray(w.out), ctx.constArray(w.strides), ctx.constArray(w.dilations),
                   ctx.constArray(w.pads), n.attrInt("group", 1), ctx.input(0), ctx.input(1),
-                  n.input(2) ? ctx.input(2) : "nullptr", ctx.output(0)));
+                  n.input(2) ? ctx.input(2) : nullInput(n.input(0)), ctx.output(0)));
   return Status();
 }
 
@@ -229,7 +235,7 @@ Status emitGemm(const Node& n, EmitContext& ctx) {
            fmt::format("kiln_ref::gemm({}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {});", M, N,
                        K, transA, transB, floatLiteral(n.attrFloat("alpha", 1.0f)), ctx.input(0),
                        ctx.input(1), floatLiteral(n.attrFloat("beta", 1.0f)),
-                       n.input(2) ? ctx.input(2) : "nullptr", sm, sn, ctx.output(0)));
+                       n.input(2) ? ctx.input(2) : nullInput(n.input(0)), sm, sn, ctx.output(0)));
   return Status();
 }
 
@@ -296,15 +302,17 @@ Status emitLayerNorm(const Node& n, EmitContext& ctx) {
   int64_t cols = product(x, size_t(axis), x.size());
   if (numel(n.input(1)) != cols || (n.input(2) && numel(n.input(2)) != cols))
     return ctx.unsupported("LayerNormalization with broadcast scale/bias");
+  // Mean and InvStdDev share one type U; a missing one is a null of the other's type.
+  auto has = [&](size_t i) { return n.numOutputs() > i && n.output(i) != nullptr; };
+  std::string statType = has(1) ? cType(n.output(1)) : has(2) ? cType(n.output(2)) : "float";
   auto opt = [&](size_t i) {
-    return n.numOutputs() > i && n.output(i) ? ctx.output(i)
-                                             : std::string("static_cast<float*>(nullptr)");
+    return has(i) ? ctx.output(i) : "static_cast<" + statType + "*>(nullptr)";
   };
   ctx.useHeader("kiln_ref/norm.h");
   ctx.call("kiln_ref::layer_norm",
            fmt::format("kiln_ref::layer_norm({}, {}, {}, {}, {}, {}, {}, {}, {});",
                        product(x, 0, size_t(axis)), cols, ctx.input(0), ctx.input(1),
-                       n.input(2) ? ctx.input(2) : "nullptr",
+                       n.input(2) ? ctx.input(2) : nullInput(n.input(0)),
                        floatLiteral(n.attrFloat("epsilon", 1e-5f)), ctx.output(0), opt(1), opt(2)));
   return Status();
 }
