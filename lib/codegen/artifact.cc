@@ -358,6 +358,7 @@ extern "C" const char* {P}_status_string(int status) {{
     case KILN_ERR_CPU: return "this CPU lacks an instruction set the model was built for";
     case KILN_ERR_ARENA: return "arena too small or not 64-byte aligned";
     case KILN_ERR_UNBOUND: return "run before every input was set";
+    case KILN_ERR_DATA: return "input data out of range, e.g. an index";
     default: return "unknown status";
   }}
 }}

@@ -122,6 +122,13 @@ class ProgramEmitter final : public EmitContext {
   // ---- EmitContext ----
   std::string input(size_t i) override { return bufferOf(node_->input(i), false); }
   std::string output(size_t i) override { return bufferOf(node_->output(i), true); }
+  const Tensor* value(size_t i) override {
+    Value* v = i < node_->numInputs() ? node_->input(i) : nullptr;
+    if (!v) return nullptr;
+    if (v->isInitializer()) return v->initializer();
+    auto it = known_.find(v);
+    return it == known_.end() ? nullptr : &it->second;
+  }
   std::string scratch(int64_t bytes) override {
     scratch_.push_back({bytes, step_});
     return fmt::format("(arena + @S{}@)", scratch_.size() - 1);

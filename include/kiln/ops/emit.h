@@ -20,6 +20,9 @@ class EmitContext {
   virtual std::string input(size_t i) = 0;
   /// `T*` expression for output i.
   virtual std::string output(size_t i) = 0;
+  /// The value of input i when it is known at compile time (a weight or a folded value);
+  /// null when it is only known at run time or absent.
+  virtual const Tensor* value(size_t i) = 0;
   /// `unsigned char*` expression for a scratch buffer live only during this op (64-byte
   /// aligned, counted in the arena plan).
   virtual std::string scratch(int64_t bytes) = 0;
