@@ -90,6 +90,48 @@ inline void slice(int rank, const int64_t* in_dims, const int64_t* starts, const
   });
 }
 
+/// Resolves ONNX Slice parameters read at run time into slice()'s per-axis starts and steps:
+/// n entries of starts/ends, axes (nullptr: 0..n-1; negative counts from the end) and steps
+/// (nullptr: all 1), clamped as ONNX specifies. Axes not listed keep start 0, step 1.
+/// Returns 1 (writing nothing to the tensors) when an axis is out of range or repeated, a
+/// step is 0, or an extent differs from out_dims (the shape the caller was built for).
+template <class I>
+inline int slice_resolve(int rank, const int64_t* in_dims, const int64_t* out_dims, int64_t n,
+                         const I* starts, const I* ends, const I* axes, const I* steps,
+                         int64_t* out_starts, int64_t* out_steps) {
+  bool seen[kMaxRank] = {};
+  for (int d = 0; d < rank; ++d) {
+    out_starts[d] = 0;
+    out_steps[d] = 1;
+  }
+  for (int64_t k = 0; k < n; ++k) {
+    int64_t a = axes ? int64_t(axes[k]) : k;
+    if (a < 0) a += rank;
+    if (a < 0 || a >= rank || seen[a]) return 1;
+    seen[a] = true;
+    const int64_t step = steps ? int64_t(steps[k]) : 1, dim = in_dims[a];
+    if (step == 0) return 1;
+    int64_t s = int64_t(starts[k]), e = int64_t(ends[k]), count = 0;
+    if (s < 0) s += dim;
+    if (e < 0) e += dim;
+    if (step > 0) {
+      s = s < 0 ? 0 : (s > dim ? dim : s);
+      e = e < 0 ? 0 : (e > dim ? dim : e);
+      count = e > s ? (e - s - 1) / step + 1 : 0;
+    } else if (dim > 0) {
+      s = s < 0 ? 0 : (s > dim - 1 ? dim - 1 : s);
+      e = e < -1 ? -1 : (e > dim - 1 ? dim - 1 : e);
+      count = s > e ? int64_t(uint64_t(s - e - 1) / (uint64_t(0) - uint64_t(step))) + 1 : 0;
+    }
+    if (count != out_dims[a]) return 1;
+    out_starts[a] = count > 0 ? s : 0;
+    out_steps[a] = count > 1 ? step : 1;
+  }
+  for (int d = 0; d < rank; ++d)
+    if (!seen[d] && out_dims[d] != in_dims[d]) return 1;
+  return 0;
+}
+
 /// Reverse (tflite REVERSE_V2, or Slice with step -1): out = in with the axes whose
 /// reverse_axes[d] is nonzero flipped. dims and reverse_axes have `rank` entries.
 inline void reverse(int rank, const int64_t* dims, const int64_t* reverse_axes, int64_t elem_size,
@@ -260,6 +302,20 @@ inline int pad(int rank, const int64_t* in_dims, const int64_t* pads, int mode, 
       if (++idx[d] < out_dims[d]) break;
       idx[d] = 0;
     }
+  }
+  return 0;
+}
+
+/// Whether pads read at run time (2*rank entries, pad()'s order) turn in_dims into out_dims
+/// (the shape the caller was built for): 0 when they do, 1 otherwise (also for pads so large
+/// that their sum would overflow).
+inline int pads_match(int rank, const int64_t* in_dims, const int64_t* pads,
+                      const int64_t* out_dims) {
+  const int64_t limit = int64_t(1) << 62;
+  for (int d = 0; d < rank; ++d) {
+    const int64_t b = pads[d], e = pads[d + rank];
+    if (b < -limit || b > limit || e < -limit || e > limit) return 1;
+    if (in_dims[d] + b + e != out_dims[d]) return 1;
   }
   return 0;
 }

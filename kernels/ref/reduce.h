@@ -234,6 +234,29 @@ struct ReduceLogSum {
   }
 };
 
+/// Builds reduce()'s `reduced` mask from n ONNX axes read at run time (negative counts from
+/// the end). Returns 1 when an axis is out of range or the result does not have the output
+/// dims the caller was built for (out_rank/out_dims, with keepdims as ONNX's attribute);
+/// else 0.
+template <class I>
+inline int reduce_axes(int rank, const int64_t* dims, int64_t n, const I* axes, int keepdims,
+                       int out_rank, const int64_t* out_dims, int64_t* reduced) {
+  for (int d = 0; d < rank; ++d) reduced[d] = 0;
+  for (int64_t k = 0; k < n; ++k) {
+    int64_t a = int64_t(axes[k]);
+    if (a < 0) a += rank;
+    if (a < 0 || a >= rank) return 1;
+    reduced[a] = 1;
+  }
+  int o = 0;
+  for (int d = 0; d < rank; ++d) {
+    if (reduced[d] && !keepdims) continue;
+    if (o >= out_rank || out_dims[o] != (reduced[d] ? 1 : dims[d])) return 1;
+    ++o;
+  }
+  return o == out_rank ? 0 : 1;
+}
+
 /// Reduces x (row-major, `dims`) over the dims whose `reduced` entry is nonzero into y (see the
 /// layout note above) with one of the reducers above, e.g. kiln_ref::ReduceSum{}. Streams once
 /// through x, using y as the accumulator; x and y must not alias. rank 0 is a scalar.
