@@ -1,6 +1,8 @@
 // The built-in op registry.
 #include "kiln/ops/registry.h"
 
+#include "emit_support.h"
+
 namespace kiln {
 
 void OpRegistry::addDef(OpDef def) {
@@ -39,6 +41,11 @@ const OpRegistry& OpRegistry::builtin() {
     registerControlFlowOps(r);
     registerMiscOps(r);
     attachNnEmitters(r);
+    attachDataEmitters(r);
+    attachIndexEmitters(r);
+    attachGenerateEmitters(r);
+    attachReduceEmitters(r);
+    attachResizeEmitters(r);
     return r;
   }();
   return registry;

@@ -274,4 +274,19 @@ Expected<std::vector<Dim>> slidingWindowDims(const InferContext& ctx, const Wind
   return out;
 }
 
+SliceRange clampSlice(int64_t d, int64_t start, int64_t end, int64_t step) {
+  if (start < 0) start += d;
+  if (end < 0) end += d;
+  if (step > 0) {
+    start = std::clamp(start, int64_t(0), d);
+    end = std::clamp(end, int64_t(0), d);
+    return {start, end > start ? (end - start - 1) / step + 1 : 0};
+  }
+  if (d == 0) return {0, 0};
+  start = std::clamp(start, int64_t(0), d - 1);
+  end = std::clamp(end, int64_t(-1), d - 1);
+  uint64_t stepAbs = uint64_t(0) - uint64_t(step);
+  return {start, start > end ? int64_t(uint64_t(start - end - 1) / stepAbs) + 1 : 0};
+}
+
 }  // namespace kiln

@@ -24,6 +24,12 @@ std::vector<int64_t> broadcastStrides(const std::vector<int64_t>& from,
                                       const std::vector<int64_t>& to);
 /// Product of a dim range [begin, end) or nullopt if unknown.
 std::optional<int64_t> staticProduct(const Shape& s, size_t begin, size_t end);
+/// One axis of a Slice after ONNX's clamping: first element read and element count.
+struct SliceRange {
+  int64_t start = 0, count = 0;
+};
+/// Clamps a Slice's start/end on an axis of d elements (step != 0), as ONNX specifies.
+SliceRange clampSlice(int64_t d, int64_t start, int64_t end, int64_t step);
 /// One output type with the given dtype and shape.
 inline std::vector<TensorType> single(DType t, Shape s) {
   return {TensorType{t, std::move(s)}};

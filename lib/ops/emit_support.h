@@ -1,0 +1,48 @@
+// Helpers shared by the emit facets: static dims, kernel element types, compile-time inputs.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kiln/ops/registry.h"
+
+namespace kiln {
+
+/// A value's dims (shapes are static when emit runs).
+std::vector<int64_t> staticDims(const Value* v);
+/// A value's element count.
+int64_t staticNumel(const Value* v);
+/// Product of d[b..e).
+int64_t dimsProduct(const std::vector<int64_t>& d, size_t b, size_t e);
+
+/// The kernels' element type E for a dtype (cast.h: "float", "kiln_ref::f16_tag", ...);
+/// empty for dtypes the value kernels do not handle (4-bit, string).
+std::string_view kernelElemType(DType t);
+/// The element type of v for a kernel that computes on values, or an 'unsupported' error.
+Expected<std::string> valueKernelType(const Node& n, const Value* v, EmitContext& ctx);
+/// The plain C++ type of v for kernels without f16/bf16 support (float, int64_t, bool, ...),
+/// or an 'unsupported' error naming the op and dtype.
+Expected<std::string> plainKernelType(const Node& n, const Value* v, EmitContext& ctx);
+/// Bytes per element of v for the byte-moving kernels, or an 'unsupported' error for
+/// sub-byte types.
+Expected<int64_t> elementBytes(const Node& n, const Value* v, EmitContext& ctx);
+
+/// Input i's elements as integers when they are known at compile time.
+std::optional<std::vector<int64_t>> constInts(EmitContext& ctx, const Node& n, size_t i);
+/// Normalizes an axis against rank; nullopt when out of [-rank, rank).
+std::optional<int64_t> axisIn(int64_t axis, int64_t rank);
+
+/// Emits a call of a kernel returning nonzero on bad run-time data: the generated run
+/// function returns KILN_ERR_DATA then. `expr` is the call expression without a semicolon.
+void callChecked(EmitContext& ctx, const std::string& kernel, const std::string& expr);
+
+/// Attach the emitters of each family (data_emit.cc, index_emit.cc, generate_emit.cc,
+/// reduce_emit.cc, resize_emit.cc).
+void attachDataEmitters(OpRegistry& r);
+void attachIndexEmitters(OpRegistry& r);
+void attachGenerateEmitters(OpRegistry& r);
+void attachReduceEmitters(OpRegistry& r);
+void attachResizeEmitters(OpRegistry& r);
+
+}  // namespace kiln
