@@ -168,6 +168,46 @@ Status emitConv(const Node& n, EmitContext& ctx) {
   return Status();
 }
 
+/// ConvTranspose: explicit pads, or (output_shape / SAME_*) begin pads from the total padding
+/// the inferred output dims imply, split as ONNX prescribes (the extra one at the end for
+/// SAME_UPPER, at the start otherwise).
+Status emitConvTranspose(const Node& n, EmitContext& ctx) {
+  KILN_RETURN_IF_ERROR(requireFloat(n, ctx));
+  auto x = dimsOf(n.input(0)), wd = dimsOf(n.input(1)), y = dimsOf(n.output(0));
+  const size_t rank = x.size() - 2;
+  if (x.size() < 3 || wd.size() != x.size() || y.size() != x.size())
+    return ctx.unsupported("ConvTranspose with inconsistent ranks");
+  std::vector<int64_t> in(x.begin() + 2, x.end()), out(y.begin() + 2, y.end()),
+      kernel(wd.begin() + 2, wd.end());
+  auto strides = n.attrInts("strides", std::vector<int64_t>(rank, 1));
+  auto dilations = n.attrInts("dilations", std::vector<int64_t>(rank, 1));
+  auto outPad = n.attrInts("output_padding", std::vector<int64_t>(rank, 0));
+  auto pads = n.attrInts("pads", std::vector<int64_t>(2 * rank, 0));
+  if (strides.size() != rank || dilations.size() != rank || outPad.size() != rank ||
+      pads.size() != 2 * rank)
+    return ctx.unsupported("inconsistent ConvTranspose attributes");
+  std::string autoPad = n.attrString("auto_pad", "NOTSET");
+  if (autoPad == "VALID") pads.assign(2 * rank, 0);
+  if (n.hasAttr("output_shape") || autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
+    for (size_t d = 0; d < rank; ++d) {
+      int64_t total =
+          strides[d] * (in[d] - 1) + outPad[d] + (kernel[d] - 1) * dilations[d] + 1 - out[d];
+      total = std::max<int64_t>(total, 0);
+      pads[d] = autoPad == "SAME_UPPER" ? total / 2 : total - total / 2;
+      pads[d + rank] = total - pads[d];
+    }
+  }
+  ctx.useHeader("kiln_ref/conv.h");
+  ctx.call("kiln_ref::conv_transpose",
+           fmt::format("kiln_ref::conv_transpose({}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, "
+                       "{}, {}, {});",
+                       rank, x[0], x[1], ctx.constArray(in), y[1], ctx.constArray(kernel),
+                       ctx.constArray(out), ctx.constArray(strides), ctx.constArray(dilations),
+                       ctx.constArray(pads), n.attrInt("group", 1), ctx.input(0), ctx.input(1),
+                       n.input(2) ? ctx.input(2) : nullInput(n.input(0)), ctx.output(0)));
+  return Status();
+}
+
 Status emitPool(const Node& n, EmitContext& ctx) {
   KILN_RETURN_IF_ERROR(requireFloat(n, ctx));
   Window w = windowOf(n, n.attrInts("kernel_shape"));
@@ -392,6 +432,7 @@ constexpr EmitterRow kEmitters[] = {
     {"LogSoftmax", emitSoftmax},
     {"Hardmax", emitSoftmax},
     {"Conv", emitConv},
+    {"ConvTranspose", emitConvTranspose},
     {"MaxPool", emitPool},
     {"AveragePool", emitPool},
     {"LpPool", emitPool},
