@@ -2,38 +2,20 @@
 #include <algorithm>
 #include <limits>
 #include <map>
-#include <numeric>
-#include <optional>
 #include <queue>
 #include <utility>
 
 #include "kiln/memory/plan.h"
 #include "kiln/support/checked_math.h"
+#include "placement.h"
 
 namespace kiln {
 namespace {
 
+using placement::alignUp;
+using placement::validateRequest;
+
 constexpr int64_t kMaxBytes = std::numeric_limits<int64_t>::max();
-
-/// `n` rounded up to a multiple of `alignment` (> 0), or nullopt on overflow.
-std::optional<int64_t> alignUp(int64_t n, int64_t alignment) {
-  int64_t rem = n % alignment;
-  if (rem == 0) return n;
-  return checkedAdd(n, alignment - rem);
-}
-
-bool lifetimesIntersect(const BufferRequest& a, const BufferRequest& b) {
-  return a.firstStep <= b.lastStep && b.firstStep <= a.lastStep;
-}
-
-Status validateRequest(const BufferRequest& r, size_t index) {
-  if (r.bytes < 0)
-    return makeError("buffer {}: negative size {} bytes; sizes must be >= 0", index, r.bytes);
-  if (r.firstStep > r.lastStep)
-    return makeError("buffer {}: first step {} is after last step {}; a lifetime must not be empty",
-                     index, r.firstStep, r.lastStep);
-  return Status();
-}
 
 }  // namespace
 
@@ -68,69 +50,10 @@ int64_t liveLowerBound(std::span<const BufferRequest> requests, int64_t alignmen
 }
 
 Expected<ArenaPlan> planArena(std::span<const BufferRequest> requests, int64_t alignment) {
-  if (alignment <= 0) return makeError("arena alignment must be positive, got {}", alignment);
-  std::vector<int64_t> rounded(requests.size());
-  for (size_t i = 0; i < requests.size(); ++i) {
-    KILN_RETURN_IF_ERROR(validateRequest(requests[i], i));
-    auto r = alignUp(requests[i].bytes, alignment);
-    if (!r)
-      return makeError("buffer {}: {} bytes overflows int64 when aligned to {}", i,
-                       requests[i].bytes, alignment);
-    rounded[i] = *r;
-  }
-
-  std::vector<size_t> order(requests.size());
-  std::iota(order.begin(), order.end(), size_t{0});
-  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-    const BufferRequest& ra = requests[a];
-    const BufferRequest& rb = requests[b];
-    if (ra.bytes != rb.bytes) return ra.bytes > rb.bytes;
-    if (ra.firstStep != rb.firstStep) return ra.firstStep < rb.firstStep;
-    return a < b;
-  });
-
-  ArenaPlan plan;
-  plan.planner = "greedy-by-size";
-  plan.offsets.assign(requests.size(), 0);
-  // Placed non-empty buffers, kept sorted by offset so each gap search is one linear scan.
-  struct Placed {
-    int64_t offset;
-    int64_t end;  // offset + rounded size: the next aligned offset after the buffer
-    size_t index;
-  };
-  std::vector<Placed> placed;
-  std::vector<const Placed*> conflicts;
-  int64_t arenaEnd = 0;
-  for (size_t i : order) {
-    if (rounded[i] == 0) continue;  // an empty buffer overlaps nothing; offset 0 is fine
-    conflicts.clear();
-    for (const Placed& p : placed)
-      if (lifetimesIntersect(requests[p.index], requests[i])) conflicts.push_back(&p);
-    // `placed` is sorted by offset, so `conflicts` is too: take the first gap that fits.
-    int64_t offset = 0;
-    for (const Placed* p : conflicts) {
-      auto end = checkedAdd(offset, rounded[i]);
-      if (!end) break;
-      if (*end <= p->offset) break;
-      offset = std::max(offset, p->end);
-    }
-    auto end = checkedAdd(offset, rounded[i]);
-    if (!end)
-      return makeError(
-          "buffer {}: arena offset overflows int64 ({} + {} bytes); the model "
-          "needs more memory than can be addressed",
-          i, offset, rounded[i]);
-    plan.offsets[i] = offset;
-    arenaEnd = std::max(arenaEnd, *end);
-    Placed entry{offset, *end, i};
-    auto at =
-        std::upper_bound(placed.begin(), placed.end(), entry,
-                         [](const Placed& a, const Placed& b) { return a.offset < b.offset; });
-    placed.insert(at, entry);
-  }
-  plan.arenaBytes = arenaEnd;  // every end is aligned, so the arena size is too
-  plan.lowerBoundBytes = liveLowerBound(requests, alignment);
-  return plan;
+  KILN_ASSIGN_OR_RETURN(placement::SizedRequests sized,
+                        placement::sizeRequests(requests, alignment));
+  return placement::placeInOrder(sized, placement::orderBySize(requests),
+                                 placement::GapChoice::kFirstFit, "greedy-by-size");
 }
 
 Status checkPlan(std::span<const BufferRequest> requests, const ArenaPlan& plan) {

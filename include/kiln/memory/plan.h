@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "kiln/support/status.h"
@@ -40,6 +41,36 @@ int64_t liveLowerBound(std::span<const BufferRequest> requests, int64_t alignmen
 /// whose lifetime intersects its own. Deterministic. Fails on malformed requests, a
 /// non-positive alignment, or sizes that overflow int64.
 Expected<ArenaPlan> planArena(std::span<const BufferRequest> requests, int64_t alignment = 64);
+
+/// Greedy by breadth (Pisarchyk & Lee 2020, "Efficient Memory Management for Deep Neural Net
+/// Inference"): steps in order of decreasing breadth (the sum of the sizes live at the step,
+/// ties by earlier step); at each step its unplaced buffers, largest first, each at the
+/// smallest gap between placed buffers that fits. Deterministic; fails as planArena does.
+Expected<ArenaPlan> planArenaGreedyByBreadth(std::span<const BufferRequest> requests,
+                                             int64_t alignment = 64);
+
+/// Greedy by size with best-fit offsets (the same paper's "greedy by size for offset
+/// calculation"): planArena's order, but each buffer takes the smallest gap that fits instead
+/// of the lowest. Deterministic; fails as planArena does.
+Expected<ArenaPlan> planArenaBestFit(std::span<const BufferRequest> requests,
+                                     int64_t alignment = 64);
+
+/// Local search over the placement order (as TVM USMP's hill climb): starts from the best of
+/// the three greedy planners, then repeatedly moves a buffer that touches the top of the arena
+/// earlier in the order or swaps two buffers, re-places, and keeps the change unless the arena
+/// grows. Its work is bounded by the number of buffers and a fixed budget, and its pseudo-random
+/// choices come from a fixed seed, so it is deterministic. Never worse than its start.
+Expected<ArenaPlan> planArenaHillClimb(std::span<const BufferRequest> requests,
+                                       int64_t alignment = 64);
+
+/// The planners planArenaBest tries, in its order of preference on ties: "greedy-by-size",
+/// "greedy-by-breadth", "best-fit", "hill-climb".
+std::span<const std::string_view> arenaPlannerNames();
+
+/// Runs every planner and keeps the smallest arena (ties: the earlier in arenaPlannerNames());
+/// `planner` names the winner. Stops early once a plan meets the lower bound, which no later
+/// planner can beat. Fails as planArena does.
+Expected<ArenaPlan> planArenaBest(std::span<const BufferRequest> requests, int64_t alignment = 64);
 
 /// Verifies a plan: one non-negative offset per request, every buffer inside arenaBytes, and no
 /// two buffers with intersecting lifetimes sharing a byte. The message names the first conflict.
