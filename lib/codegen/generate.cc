@@ -76,7 +76,7 @@ class ProgramEmitter final : public EmitContext {
           {std::max<int64_t>(scratch_[k].first, 1), scratch_[k].second, scratch_[k].second});
       tokens.push_back("@S" + std::to_string(k) + "@");
     }
-    KILN_ASSIGN_OR_RETURN(ArenaPlan plan, planArena(requests, 64));
+    KILN_ASSIGN_OR_RETURN(ArenaPlan plan, planArenaBest(requests, 64));
     p_.arenaBytes = plan.arenaBytes;
     p_.arenaLowerBound = plan.lowerBoundBytes;
     p_.planner = plan.planner;
