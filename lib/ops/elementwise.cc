@@ -319,7 +319,9 @@ Status emitUnary(const Node& n, EmitContext& ctx) {
 }
 
 Status emitWhere(const Node& n, EmitContext& ctx) {
-  KILN_RETURN_IF_ERROR(checkComputable(n, ctx));
+  // Selection copies elements, so f16/bf16 (stored as uint16_t) work as well.
+  if (cTypeOf(n.output(0)->dtype()).empty())
+    return ctx.unsupported(fmt::format("Where on {} tensors", dtypeName(n.output(0)->dtype())));
   ctx.useHeader("kiln_ref/elementwise.h");
   auto loop = loopFor(n, 0, 3);
   ctx.call("kiln_ref::where",
