@@ -38,11 +38,13 @@ std::optional<int64_t> axisIn(int64_t axis, int64_t rank);
 void callChecked(EmitContext& ctx, const std::string& kernel, const std::string& expr);
 
 /// Attach the emitters of each family (data_emit.cc, index_emit.cc, generate_emit.cc,
-/// reduce_emit.cc, resize_emit.cc).
+/// reduce_emit.cc, resize_emit.cc, norm_emit.cc, quant_emit.cc).
 void attachDataEmitters(OpRegistry& r);
 void attachIndexEmitters(OpRegistry& r);
 void attachGenerateEmitters(OpRegistry& r);
 void attachReduceEmitters(OpRegistry& r);
 void attachResizeEmitters(OpRegistry& r);
+void attachNormEmitters(OpRegistry& r);
+void attachQuantEmitters(OpRegistry& r);
 
 }  // namespace kiln

@@ -46,6 +46,8 @@ const OpRegistry& OpRegistry::builtin() {
     attachGenerateEmitters(r);
     attachReduceEmitters(r);
     attachResizeEmitters(r);
+    attachNormEmitters(r);
+    attachQuantEmitters(r);
     return r;
   }();
   return registry;
