@@ -6,6 +6,7 @@
 #include "embedded_files.h"
 #include "kiln/ops/emit.h"
 #include "kiln/support/file.h"
+#include "kiln/support/sha256.h"
 #include "program.h"
 #include "source_text.h"
 
@@ -115,7 +116,15 @@ std::string signatureTables(const Program& p, const char* which,
   return s;
 }
 
-std::string source(const Model& model, const Program& p, const CompileOptions& o) {
+/// `{0x.., ...}` of the 32 bytes a SHA-256 hex string spells.
+std::string shaBytesLiteral(const std::string& hex) {
+  std::string out = "{";
+  for (size_t i = 0; i + 1 < hex.size(); i += 2) out += (i ? ", 0x" : "0x") + hex.substr(i, 2);
+  return out + "}";
+}
+
+std::string source(const Model& model, const Program& p, const CompileOptions& o,
+                   const std::string& weightsSha256) {
   const std::string& P = p.prefix;
   const bool external = o.weights == WeightsMode::External;
   std::string s = fmt::format(
@@ -133,6 +142,9 @@ std::string source(const Model& model, const Program& p, const CompileOptions& o
       "constexpr size_t kArenaBytes = {}u;\n[[maybe_unused]] constexpr size_t kWeightsBytes = "
       "{}u;\n",
       p.arenaBytes, p.weightsBytes);
+  if (external)  // create refuses a weights file made for another model or options
+    s += fmt::format("const unsigned char kWeightsSha256[32] = {};\n",
+                     shaBytesLiteral(weightsSha256));
   s += fmt::format("constexpr int kNumInputs = {};\nconstexpr int kNumOutputs = {};\n",
                    p.inputs.size(), p.outputs.size());
   s += signatureTables(p, "In", p.inputs);
@@ -221,7 +233,8 @@ extern "C" int {P}_create_with_weights({P}_context** out, void* arena, size_t ar
   void* map = mmap(nullptr, size_t(st.st_size), PROT_READ, MAP_PRIVATE, fd, 0);
   close(fd);
   if (map == MAP_FAILED) return KILN_ERR_WEIGHTS;
-  if (std::memcmp(map, "KILNWTS1", 8) != 0) {{
+  if (std::memcmp(map, "KILNWTS1", 8) != 0 ||
+      std::memcmp(static_cast<const unsigned char*>(map) + 16, kWeightsSha256, 32) != 0) {{
     munmap(map, size_t(st.st_size));
     return KILN_ERR_WEIGHTS;
   }}
@@ -448,6 +461,13 @@ std::string manifest(const Model& model, const Program& p, const CompileOptions&
   j["arena_bytes"] = p.arenaBytes;
   j["arena_lower_bound_bytes"] = p.arenaLowerBound;
   j["arena_planner"] = p.planner;
+  j["memory"] = {{"unshared_bytes", p.unsharedBytes},
+                 {"buffers", p.buffers.size()},
+                 {"views", p.viewCount},
+                 {"in_place", p.inPlaceCount},
+                 {"concat_inputs_in_place", p.concatPlacedInputs},
+                 {"schedule_peak_before_bytes", p.peakBeforeSchedule},
+                 {"schedule_peak_after_bytes", p.peakAfterSchedule}};
   j["weights_bytes"] = p.weightsBytes;
   j["weights_file"] = o.weights == WeightsMode::External ? p.prefix + ".weights" : "";
   j["library"] = {{"shared", "lib" + p.prefix + ".so"}, {"static", "lib" + p.prefix + ".a"}};
@@ -476,11 +496,14 @@ Status writeArtifact(const Model& model, const Program& p, const CompileOptions&
   // Remove outputs of an earlier compile that this one does not write.
   for (const char* stale : {"weights.bin", "weights.S"}) fs::remove(dir / stale, ec);
   fs::remove(dir / (p.prefix + ".weights"), ec);
+  const std::string blobSha = sha256Hex(blob);
   if (o.weights == WeightsMode::External) {
     std::string file(64, '\0');
     std::memcpy(file.data(), "KILNWTS1", 8);
     uint64_t size = uint64_t(p.weightsBytes);
     std::memcpy(file.data() + 8, &size, 8);
+    for (size_t i = 0; i < 32; ++i)  // the blob's SHA-256 at bytes 16..47
+      file[16 + i] = char(std::stoi(blobSha.substr(2 * i, 2), nullptr, 16));
     file += blob;
     KILN_RETURN_IF_ERROR(put(dir / (p.prefix + ".weights"), file));
   } else if (p.weightsBytes > 0) {
@@ -488,7 +511,7 @@ Status writeArtifact(const Model& model, const Program& p, const CompileOptions&
     KILN_RETURN_IF_ERROR(put(dir / "weights.S", weightsAsm(p)));
   }
   KILN_RETURN_IF_ERROR(put(dir / "model.h", header(p)));
-  KILN_RETURN_IF_ERROR(put(dir / "model.cc", source(model, p, o)));
+  KILN_RETURN_IF_ERROR(put(dir / "model.cc", source(model, p, o, blobSha)));
   KILN_RETURN_IF_ERROR(put(dir / "CMakeLists.txt", cmakeLists(p, o)));
   KILN_RETURN_IF_ERROR(put(dir / "manifest.json", manifest(model, p, o)));
   for (const auto& f : embeddedFiles()) {

@@ -17,6 +17,7 @@ Expected<CompileResult> compileModel(Model& model, const CompileOptions& options
   r.weightsBytes = program.weightsBytes;
   r.kernelCalls = int64_t(program.calls.size());
   r.symbolPrefix = program.prefix;
+  r.memory = memoryReportOf(program);
   if (options.build) {
     KILN_ASSIGN_OR_RETURN(r.libraryPath, buildArtifact(program, options));
   }

@@ -3,6 +3,7 @@
 #include <unordered_map>
 
 #include "kiln/memory/plan.h"
+#include "kiln/memory/schedule.h"
 #include "kiln/ops/infer.h"
 #include "kiln/ops/registry.h"
 #include "program.h"
@@ -32,8 +33,17 @@ Status constantsToInitializers(Graph& g) {
   return Status();
 }
 
-/// Where a value lives at run time.
-enum class Home { Weight, Input, Output, Arena };
+/// How a Concat's inputs reach its output: each input is a byte range of the output, written
+/// there by its producer (placed) or copied by the Concat.
+struct ConcatPlan {
+  struct Piece {
+    size_t input;
+    int64_t offset, bytes;
+    bool placed;
+  };
+  const Node* node;
+  std::vector<Piece> pieces;
+};
 
 class ProgramEmitter final : public EmitContext {
  public:
@@ -42,13 +52,29 @@ class ProgramEmitter final : public EmitContext {
     for (size_t i = 0; i < g.outputs().size(); ++i) outputIndex_.emplace(g.outputs()[i], int(i));
   }
 
-  Status emitAll(const std::vector<Node*>& schedule) {
+  /// Emits every node of `schedule`. With `shareMemory`, values may share buffers: views
+  /// (aliasOutput), in-place writes (outputInPlace) and Concat inputs written straight into
+  /// their slice of the Concat's output.
+  Status emitAll(const std::vector<Node*>& schedule, bool shareMemory) {
+    shareMemory_ = shareMemory;
+    // Lifetimes are known before emission so in-place decisions can see the last reader.
+    for (size_t step = 0; step < schedule.size(); ++step) {
+      for (Value* out : schedule[step]->outputs()) defStep_[out] = int64_t(step);
+      for (Value* in : schedule[step]->inputs())
+        if (in) {
+          lastUse_[in] = int64_t(step);
+          ++uses_[in];
+        }
+    }
+    if (shareMemory_)
+      for (Node* n : schedule) placeConcatInputs(n);
     for (size_t step = 0; step < schedule.size(); ++step) {
       node_ = schedule[step];
       step_ = int64_t(step);
-      for (Value* out : node_->outputs()) defStep_[out] = step_;
-      for (Value* in : node_->inputs())
-        if (in) lastUse_[in] = step_;
+      if (auto it = concatCopies_.find(node_); it != concatCopies_.end()) {
+        emitConcatRemainder(it->second);
+        continue;
+      }
       const OpDef* def = OpRegistry::builtin().find(node_->domain(), node_->opType());
       if (!def || !def->emit) return unsupported("no code generation for this op yet");
       KILN_RETURN_IF_ERROR(def->emit(*node_, *this));
@@ -64,22 +90,40 @@ class ProgramEmitter final : public EmitContext {
     std::vector<std::pair<int64_t, const Value*>> ordered;
     for (const auto& [v, id] : arenaIds_) ordered.push_back({id, v});
     std::sort(ordered.begin(), ordered.end());
+    // A buffer lives from the first definition to the last read of any value stored in it.
+    std::unordered_map<const Value*, std::pair<int64_t, int64_t>> range;
+    auto widen = [&](const Value* v, int64_t first, int64_t last) {
+      const Value* root = resolve(v).first;
+      auto [it, fresh] = range.emplace(root, std::make_pair(first, last));
+      if (!fresh) {
+        it->second.first = std::min(it->second.first, first);
+        it->second.second = std::max(it->second.second, last);
+      }
+    };
+    for (const auto& [v, step] : defStep_) widen(v, step, step);
+    for (const auto& [v, step] : lastUse_)
+      if (defStep_.count(v)) widen(v, defStep_.at(v), step);
     for (const auto& [id, v] : ordered) {
       int64_t bytes = *dtypeStorageBytes(v->dtype(), *v->shape().numElements());
-      int64_t first = defStep_.count(v) ? defStep_[v] : 0;
-      int64_t last = std::max(first, lastUse_.count(v) ? lastUse_[v] : first);
-      requests.push_back({std::max<int64_t>(bytes, 1), first, last});
+      auto [first, last] = range.count(v) ? range.at(v) : std::make_pair(int64_t(0), int64_t(0));
+      requests.push_back({std::max<int64_t>(bytes, 1), first, std::max(first, last)});
       tokens.push_back("@V" + std::to_string(id) + "@");
+      p_.bufferLabels.push_back(v->name());
+      p_.unsharedBytes += align64(bytes);
     }
     for (size_t k = 0; k < scratch_.size(); ++k) {
       requests.push_back(
           {std::max<int64_t>(scratch_[k].first, 1), scratch_[k].second, scratch_[k].second});
       tokens.push_back("@S" + std::to_string(k) + "@");
+      p_.bufferLabels.push_back(fmt::format("scratch of step {}", scratch_[k].second));
+      p_.unsharedBytes += align64(scratch_[k].first);
     }
     KILN_ASSIGN_OR_RETURN(ArenaPlan plan, planArenaBest(requests, 64));
     p_.arenaBytes = plan.arenaBytes;
     p_.arenaLowerBound = plan.lowerBoundBytes;
     p_.planner = plan.planner;
+    p_.buffers = requests;
+    p_.bufferOffsets = plan.offsets;
     std::unordered_map<std::string, int64_t> offsets;
     for (size_t i = 0; i < tokens.size(); ++i) offsets[tokens[i]] = plan.offsets[i];
     for (KernelCall& c : p_.calls) {
@@ -129,6 +173,33 @@ class ProgramEmitter final : public EmitContext {
     auto it = known_.find(v);
     return it == known_.end() ? nullptr : &it->second;
   }
+  bool aliasOutput(size_t out, size_t in, int64_t byteOffset) override {
+    Value* o = out < node_->numOutputs() ? node_->output(out) : nullptr;
+    Value* x = in < node_->numInputs() ? node_->input(in) : nullptr;
+    if (!shareMemory_ || !o || !x || !ownsFreshBuffer(o)) return false;
+    alias_[o] = {x, byteOffset};
+    ++p_.viewCount;
+    return true;
+  }
+  std::string outputInPlace(size_t out, std::initializer_list<size_t> candidates) override {
+    Value* o = node_->output(out);
+    if (!shareMemory_ || !ownsFreshBuffer(o)) return output(out);
+    int64_t bytes = *dtypeStorageBytes(o->dtype(), *o->shape().numElements());
+    for (size_t c : candidates) {
+      Value* x = c < node_->numInputs() ? node_->input(c) : nullptr;
+      if (!x || x->dtype() != o->dtype()) continue;
+      auto [root, offset] = resolve(x);
+      // Only a whole arena buffer that nothing reads after this op may be overwritten.
+      if (offset != 0 || !isArenaValue(root) ||
+          *dtypeStorageBytes(root->dtype(), *root->shape().numElements()) != bytes ||
+          lastReadOfBuffer(root) != step_)
+        continue;
+      alias_[o] = {x, 0};
+      ++p_.inPlaceCount;
+      return bufferOf(o, true);
+    }
+    return output(out);
+  }
   std::string scratch(int64_t bytes) override {
     scratch_.push_back({bytes, step_});
     return fmt::format("(arena + @S{}@)", scratch_.size() - 1);
@@ -165,18 +236,92 @@ class ProgramEmitter final : public EmitContext {
  private:
   std::string bufferOf(Value* v, bool writable) {
     std::string type(cTypeOf(v->dtype()));
-    if (known_.count(v) || v->isInitializer()) {
-      int64_t off = weightOffset(v);
-      return fmt::format("reinterpret_cast<const {}*>(w + {})", type, off);
-    }
-    if (auto it = inputIndex_.find(v); it != inputIndex_.end())
-      return fmt::format("static_cast<const {}*>(ctx->in[{}])", type, it->second);
-    if (auto it = outputIndex_.find(v); it != outputIndex_.end())
-      return fmt::format("static_cast<{}*>(ctx->out[{}])", type, it->second);
-    auto [it, fresh] = arenaIds_.emplace(v, int64_t(arenaIds_.size()));
+    auto [root, off] = resolve(v);
+    std::string plus = off ? fmt::format(" + {}", off) : std::string();
+    if (known_.count(root) || root->isInitializer())
+      return fmt::format("reinterpret_cast<const {}*>(w + {}{})", type, weightOffset(root), plus);
+    if (auto it = inputIndex_.find(root); it != inputIndex_.end())
+      return off ? fmt::format(
+                       "reinterpret_cast<const {}*>(static_cast<const unsigned char*>("
+                       "ctx->in[{}]){})",
+                       type, it->second, plus)
+                 : fmt::format("static_cast<const {}*>(ctx->in[{}])", type, it->second);
+    if (auto it = outputIndex_.find(root); it != outputIndex_.end())
+      return off ? fmt::format("reinterpret_cast<{}*>(static_cast<unsigned char*>(ctx->out[{}]){})",
+                               type, it->second, plus)
+                 : fmt::format("static_cast<{}*>(ctx->out[{}])", type, it->second);
+    auto [it, fresh] = arenaIds_.emplace(root, int64_t(arenaIds_.size()));
     (void)fresh;
-    return fmt::format("reinterpret_cast<{}{}*>(arena + @V{}@)", writable ? "" : "const ", type,
-                       it->second);
+    return fmt::format("reinterpret_cast<{}{}*>(arena + @V{}@{})", writable ? "" : "const ", type,
+                       it->second, plus);
+  }
+
+  /// The value whose buffer holds v, and v's byte offset in it (views chain).
+  std::pair<const Value*, int64_t> resolve(const Value* v) const {
+    int64_t offset = 0;
+    for (auto it = alias_.find(v); it != alias_.end(); it = alias_.find(v)) {
+      v = it->second.first;
+      offset += it->second.second;
+    }
+    return {v, offset};
+  }
+  std::pair<Value*, int64_t> resolve(Value* v) const {
+    auto [root, offset] = resolve(static_cast<const Value*>(v));
+    return {const_cast<Value*>(root), offset};
+  }
+
+  bool isArenaValue(const Value* v) const {
+    return !known_.count(v) && !v->isInitializer() && !inputIndex_.count(v) &&
+           !outputIndex_.count(v);
+  }
+  /// True when `o` would get a buffer of its own: an arena value with no place chosen yet.
+  bool ownsFreshBuffer(const Value* o) const { return isArenaValue(o) && !alias_.count(o); }
+  /// The last step that reads any value stored in root's buffer.
+  int64_t lastReadOfBuffer(const Value* root) const {
+    int64_t last = lastUse_.count(root) ? lastUse_.at(root) : -1;
+    for (const auto& [v, target] : alias_)
+      if (resolve(v).first == root && lastUse_.count(v)) last = std::max(last, lastUse_.at(v));
+    return last;
+  }
+
+  /// Concat along an axis with nothing but size-1 dims before it: each input is one contiguous
+  /// byte range of the output, so a producer whose result only the Concat reads writes it
+  /// there directly. The Concat then copies only the inputs that could not be placed.
+  void placeConcatInputs(Node* n) {
+    if (n->opType() != "Concat" || !n->domain().empty() || n->numOutputs() != 1) return;
+    Value* y = n->output(0);
+    if (!ownsFreshBuffer(y) || dtypeBits(y->dtype()) < 8) return;
+    auto dims = y->shape().staticDims();
+    int64_t rank = int64_t(dims.size()), axis = n->attrInt("axis", 0);
+    if (axis < 0) axis += rank;
+    if (axis < 0 || axis >= rank) return;
+    for (int64_t d = 0; d < axis; ++d)
+      if (dims[size_t(d)] != 1) return;
+    ConcatPlan plan{n, {}};
+    int64_t offset = 0;
+    for (size_t i = 0; i < n->numInputs(); ++i) {
+      Value* x = n->input(i);
+      int64_t bytes = *dtypeStorageBytes(x->dtype(), *x->shape().numElements());
+      bool place = x->producer() && defStep_.count(x) && ownsFreshBuffer(x) && uses_[x] == 1;
+      if (place) alias_[x] = {y, offset};
+      plan.pieces.push_back({i, offset, bytes, place});
+      offset += bytes;
+    }
+    concatCopies_[n] = plan;
+  }
+
+  void emitConcatRemainder(const ConcatPlan& plan) {
+    int placed = 0;
+    for (const auto& piece : plan.pieces) {
+      if (piece.placed) {
+        ++placed;
+        continue;
+      }
+      if (piece.bytes == 0) continue;
+      call("memcpy", fmt::format("std::memcpy(reinterpret_cast<unsigned char*>({}) + {}, {}, {});",
+                                 output(0), piece.offset, input(piece.input), piece.bytes));
+    }
+    p_.concatPlacedInputs += placed;
   }
 
   int64_t weightOffset(Value* v) {
@@ -199,7 +344,11 @@ class ProgramEmitter final : public EmitContext {
   std::unordered_map<const Value*, int> outputIndex_;  // first index of each output value
   std::unordered_map<const Value*, int64_t> arenaIds_;
   std::unordered_map<const Value*, size_t> weightIndex_;
-  std::unordered_map<const Value*, int64_t> defStep_, lastUse_;
+  std::unordered_map<const Value*, int64_t> defStep_, lastUse_, uses_;
+  /// Values stored inside another value's buffer: value -> (holder, byte offset).
+  std::unordered_map<const Value*, std::pair<const Value*, int64_t>> alias_;
+  std::unordered_map<const Node*, ConcatPlan> concatCopies_;
+  bool shareMemory_ = false;
   std::vector<std::pair<int64_t, int64_t>> scratch_;  // bytes, step
 };
 
@@ -236,6 +385,10 @@ Expected<Program> buildProgram(Model& model, const CompileOptions& options) {
           "{}: control flow with subgraphs is not supported by code generation yet "
           "— file an issue",
           n->describe());
+  // The signature keeps the model's output names even where an output is rewired below (a
+  // Constant output becomes an initializer with a fresh name).
+  std::vector<std::string> outputNames;
+  for (const Value* v : g.outputs()) outputNames.push_back(v->name());
   KILN_RETURN_IF_ERROR(constantsToInitializers(g));
   KnownValues known;
   KILN_RETURN_IF_ERROR(inferShapes(g, OpRegistry::builtin(), InferOptions{}, &known));
@@ -247,13 +400,30 @@ Expected<Program> buildProgram(Model& model, const CompileOptions& options) {
     KILN_RETURN_IF_ERROR(checkStatic(v, "input"));
     p.inputs.push_back(signatureOf(v));
   }
-  for (const Value* v : g.outputs()) {
+  for (size_t i = 0; i < g.outputs().size(); ++i) {
+    const Value* v = g.outputs()[i];
     KILN_RETURN_IF_ERROR(checkStatic(v, "output"));
     p.outputs.push_back(signatureOf(v));
+    p.outputs.back().name = outputNames[i];
   }
-  // Nodes whose outputs were all computed at compile time need no code.
+  // The op order: the model's own, or (with optimization) one with a lower peak of live
+  // bytes where branches allow. Nodes whose outputs were all computed at compile time need no
+  // code.
+  std::vector<const Node*> order;
+  for (const auto& n : g.nodes()) order.push_back(n.get());
+  if (options.optLevel >= 1) {
+    auto before = schedulePeakBytes(g, order);
+    auto better = scheduleForMemory(g, order);
+    if (before.ok() && better.ok()) {
+      auto after = schedulePeakBytes(g, *better);
+      p.peakBeforeSchedule = *before;
+      p.peakAfterSchedule = after.ok() ? *after : *before;
+      order = std::move(*better);
+    }
+  }
   std::vector<Node*> schedule;
-  for (const auto& n : g.nodes()) {
+  for (const Node* cn : order) {
+    Node* n = const_cast<Node*>(cn);
     bool allKnown = n->numOutputs() > 0;
     for (Value* out : n->outputs()) allKnown = allKnown && known.count(out);
     if (allKnown) continue;
@@ -261,10 +431,10 @@ Expected<Program> buildProgram(Model& model, const CompileOptions& options) {
     for (Value* v : n->inputs())
       if (v) KILN_RETURN_IF_ERROR(checkStatic(v, "value"));
     for (Value* v : n->outputs()) KILN_RETURN_IF_ERROR(checkStatic(v, "value"));
-    schedule.push_back(n.get());
+    schedule.push_back(n);
   }
   ProgramEmitter emitter(g, p, known);
-  KILN_RETURN_IF_ERROR(emitter.emitAll(schedule));
+  KILN_RETURN_IF_ERROR(emitter.emitAll(schedule, options.optLevel >= 1));
   emitter.emitOutputCopies();
   KILN_RETURN_IF_ERROR(emitter.plan());
   return p;

@@ -9,6 +9,7 @@
 
 #include "kiln/codegen/compile.h"
 #include "kiln/ir/graph.h"
+#include "kiln/memory/plan.h"
 
 namespace kiln {
 
@@ -45,7 +46,20 @@ struct Program {
   int64_t arenaBytes = 0;
   int64_t arenaLowerBound = 0;
   std::string planner;
+  /// The arena plan's buffers (intermediates, then scratch), labels and offsets.
+  std::vector<BufferRequest> buffers;
+  std::vector<std::string> bufferLabels;
+  std::vector<int64_t> bufferOffsets;
+  int64_t unsharedBytes = 0;       ///< every buffer at its own address (64-byte aligned)
+  int64_t peakBeforeSchedule = 0;  ///< live-bytes peak of the model's own node order
+  int64_t peakAfterSchedule = 0;   ///< ... of the order chosen to lower it
+  int64_t viewCount = 0;           ///< values that are views of another buffer (no copy)
+  int64_t inPlaceCount = 0;        ///< values written over a dead input
+  int64_t concatPlacedInputs = 0;  ///< Concat inputs written straight into the output
 };
+
+/// The plan part of a Program as a report.
+MemoryReport memoryReportOf(const Program& p);
 
 /// Lowers an inferred model to a Program (emission + memory plan; placeholders resolved).
 Expected<Program> buildProgram(Model& model, const CompileOptions& options);

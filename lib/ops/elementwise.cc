@@ -214,16 +214,19 @@ Status emitBinary(const Node& n, EmitContext& ctx) {
                                            *dtypeStorageBytes(n.output(0)->dtype(), outElems)));
     return Status();
   }
+  // The output may take over a dead input's buffer. With more than two inputs only input 0's:
+  // the first step overwrites the output before later inputs are read.
+  std::string out = count == 2 ? ctx.outputInPlace(0, {0, 1}) : ctx.outputInPlace(0, {0});
   for (size_t k = 1; k < count; ++k) {
     // The first step reads input 0; later steps accumulate into the output in place.
     std::vector<std::vector<int64_t>> operands = {
         k == 1 ? staticDimsOf(n.input(0)) : staticDimsOf(n.output(0)), staticDimsOf(n.input(k))};
     auto loop = collapseBroadcast(staticDimsOf(n.output(0)), operands);
-    std::string a = k == 1 ? ctx.input(0) : ctx.output(0);
+    std::string a = k == 1 ? ctx.input(0) : out;
     ctx.call(std::string("kiln_ref::binary<") + kFn.text + ">",
              fmt::format("kiln_ref::binary({}, {}, {}, {}, {}, {}, {}, {});", loop.dims.size(),
                          ctx.constArray(loop.dims), ctx.constArray(loop.strides[0]),
-                         ctx.constArray(loop.strides[1]), a, ctx.input(k), ctx.output(0),
+                         ctx.constArray(loop.strides[1]), a, ctx.input(k), out,
                          fnExpr(n, kFn.text)));
   }
   return Status();
@@ -312,9 +315,10 @@ template <Spelling kFn>
 Status emitUnary(const Node& n, EmitContext& ctx) {
   KILN_RETURN_IF_ERROR(checkComputable(n, ctx));
   ctx.useHeader("kiln_ref/elementwise.h");
+  std::string out = ctx.outputInPlace(0, {0});
   ctx.call(std::string("kiln_ref::unary<") + kFn.text + ">",
            fmt::format("kiln_ref::unary({}, {}, {}, {});", *n.output(0)->shape().numElements(),
-                       ctx.input(0), ctx.output(0), fnExpr(n, kFn.text)));
+                       ctx.input(0), out, fnExpr(n, kFn.text)));
   return Status();
 }
 

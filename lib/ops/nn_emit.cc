@@ -63,9 +63,10 @@ Status emitActivation(const Node& n, EmitContext& ctx) {
   if (n.opType() != "Relu") KILN_RETURN_IF_ERROR(requireFloat(n, ctx));
   ctx.useHeader("kiln_ref/activation.h");
   ctx.useHeader("kiln_ref/elementwise.h");
+  std::string out = ctx.outputInPlace(0, {0});
   ctx.call("kiln_ref::unary<kiln_ref::" + n.opType() + ">",
-           fmt::format("kiln_ref::unary({}, {}, {}, {});", numel(n.output(0)), ctx.input(0),
-                       ctx.output(0), activationFunctor(n)));
+           fmt::format("kiln_ref::unary({}, {}, {}, {});", numel(n.output(0)), ctx.input(0), out,
+                       activationFunctor(n)));
   return Status();
 }
 
@@ -75,9 +76,10 @@ Status emitClip(const Node& n, EmitContext& ctx) {
   std::string t = cType(n.input(0));
   std::string lo = n.input(1) ? "*" + ctx.input(1) : "kiln_ref::ClipBounds<" + t + ">::lowest()";
   std::string hi = n.input(2) ? "*" + ctx.input(2) : "kiln_ref::ClipBounds<" + t + ">::highest()";
+  std::string out = ctx.outputInPlace(0, {0});
   ctx.call("kiln_ref::unary<kiln_ref::Clip>",
            fmt::format("kiln_ref::unary({}, {}, {}, kiln_ref::Clip<{}>{{{}, {}}});",
-                       numel(n.output(0)), ctx.input(0), ctx.output(0), t, lo, hi));
+                       numel(n.output(0)), ctx.input(0), out, t, lo, hi));
   return Status();
 }
 
@@ -359,10 +361,13 @@ Status emitLayerNorm(const Node& n, EmitContext& ctx) {
 
 // ---- data movement ----
 
-/// Reshape-like ops whose output bytes equal the input bytes.
+/// Reshape-like ops whose output bytes equal the input bytes: a view of the input, or a copy
+/// where the output needs its own buffer (a graph output).
 Status emitCopy(const Node& n, EmitContext& ctx) {
   int64_t bytes = *dtypeStorageBytes(n.output(0)->dtype(), numel(n.output(0)));
-  ctx.call("memcpy", fmt::format("std::memcpy({}, {}, {});", ctx.output(0), ctx.input(0), bytes));
+  if (!ctx.aliasOutput(0, 0, 0))
+    ctx.call("memcpy",
+             fmt::format("std::memcpy({}, {}, {});", ctx.output(0), ctx.input(0), bytes));
   if (n.opType() == "Dropout" && n.numOutputs() > 1 && n.output(1))
     ctx.call("memset", fmt::format("std::memset({}, 1, {});", ctx.output(1), numel(n.output(1))));
   return Status();

@@ -44,6 +44,23 @@ err = float(np.abs(got - ref).max())
 assert err < 1e-3, (got, err)
 print("ok: kiln run matches the torch logits (max abs err %.2e)" % err)
 PY
+# --weights external: a mapped weights file gives the same bytes; a file made for another model
+# (same size, another SHA-256 in its header) is refused at create.
+"$kiln" compile "$repo/models/shapes_cnn.onnx" -o "$work/ext" --name shapes --weights external >/dev/null
+[[ ! -e $work/ext/weights.bin && -f $work/ext/shapes.weights ]] || { echo "FAIL: no external weights file"; exit 1; }
+"$kiln" run "$work/ext" -i "$repo/models/example_triangle.pb" -o "$work/r3"
+cmp "$work/r1/logits.npy" "$work/r3/logits.npy"
+/usr/bin/python3 - "$work/ext/shapes.weights" <<'PY'
+import sys
+data = bytearray(open(sys.argv[1], "rb").read())
+data[20] ^= 0xFF  # the size still matches; the recorded SHA-256 does not
+open(sys.argv[1], "wb").write(data)
+PY
+if "$kiln" run "$work/ext" -i "$repo/models/example_triangle.pb" -o "$work/r4" 2>"$work/err"; then
+  echo "FAIL: a weights file with other contents was accepted"; exit 1
+fi
+grep -q "weights file" "$work/err" || { echo "FAIL: unclear error: $(cat "$work/err")"; exit 1; }
+echo "ok: external weights run bit-identically; a mismatched weights file is refused"
 # Two models (distinct --name prefixes) in one program; two contexts running concurrently.
 for m in m1 m2; do
   "$kiln" compile "$repo/models/shapes_cnn.onnx" -o "$work/$m" --name "$m" >/dev/null

@@ -24,13 +24,40 @@ REL_ERR_MAX = 1e-4
 NP_DTYPES = {"f32": np.float32, "f64": np.float64, "i64": np.int64, "i32": np.int32}
 
 
-def make_inputs(inputs, seed, folder):
+def document_image(rng, shape):
+    """A synthetic page: dark glyph-like strokes in lines on a light background, normalized as
+    PP-OCR expects. Random noise gives the text detector an all-but-zero probability map whose
+    saturated sigmoid tails say nothing; a page gives it text to find."""
+    n, c, h, w = shape
+    page = np.full((n, h, w), 235.0) + rng.normal(0, 6, (n, h, w))
+    for b in range(n):
+        y = int(rng.integers(10, 30))
+        while y < h - 30:
+            line_h = int(rng.integers(12, 28))
+            x = int(rng.integers(10, 60))
+            while x < w - 40:
+                word = int(rng.integers(20, 120))
+                for gx in range(x, min(x + word, w - 10), int(rng.integers(6, 11))):
+                    gw, gh = int(rng.integers(2, 6)), int(rng.integers(line_h // 2, line_h))
+                    page[b, y + line_h - gh:y + line_h, gx:gx + gw] = rng.uniform(10, 60)
+                x += word + int(rng.integers(10, 30))
+            y += line_h + int(rng.integers(12, 40))
+    mean, std = np.array([0.485, 0.456, 0.406]), np.array([0.229, 0.224, 0.225])
+    img = np.repeat(page[:, None] / 255.0, c, axis=1)
+    return (img - mean[None, :c, None, None]) / std[None, :c, None, None]
+
+
+GENERATORS = {"ppocr_v4_det": document_image}
+
+
+def make_inputs(model, inputs, seed, folder):
     rng = np.random.default_rng(seed)
     files = {}
     for name, (dtype, shape) in inputs.items():
         if dtype not in ("f32", "f64"):
             sys.exit(f"compare_ort: no generator for {dtype} input '{name}'")
-        data = rng.standard_normal(shape).astype(NP_DTYPES[dtype])
+        gen = GENERATORS.get(model, lambda r, s: r.standard_normal(s))
+        data = gen(rng, shape).astype(NP_DTYPES[dtype])
         files[name] = os.path.join(folder, f"input_{len(files)}.npy")
         np.save(files[name], data)
     return files
@@ -62,7 +89,7 @@ def main():
     work = args.work or tempfile.mkdtemp(prefix=f"kiln-ort-{args.name}.")
     os.makedirs(work, exist_ok=True)
     try:
-        files = make_inputs(inputs, args.seed, work)
+        files = make_inputs(args.name, inputs, args.seed, work)
         kiln_out, ort_out = os.path.join(work, "kiln"), os.path.join(work, "ort")
         cmd = [args.kiln, "run", model, "-o", kiln_out, "--cache", os.path.join(work, "cache"),
                "-O", args.opt] + flags

@@ -1,6 +1,7 @@
 // `kiln compile`: model → standalone artifact folder (C API, kernels, weights, library).
 #include <iostream>
 
+#include "kiln/support/file.h"
 #include "prepare.h"
 
 namespace kiln::cli {
@@ -11,6 +12,8 @@ struct CompileArgs {
   CodegenArgs codegen;
   std::string outDir;
   bool noBuild = false;
+  std::string memoryPlot;
+  bool memoryTable = false;
 };
 
 int runCompile(const CompileArgs& a) {
@@ -21,6 +24,12 @@ int runCompile(const CompileArgs& a) {
   options->build = !a.noBuild;
   auto r = compileModel(*model, *options);
   if (!r.ok()) return fail(r.message());
+  if (!a.memoryPlot.empty()) {
+    std::string svg = memoryPlotSvg(r->memory);
+    if (Status st = writeFile(a.memoryPlot, svg.data(), svg.size()); !st.ok())
+      return fail(st.message());
+  }
+  if (a.memoryTable) std::cout << memoryTable(r->memory);
   std::cout << fmt::format(
       "compiled {} -> {}: {} kernel calls, arena {} bytes (lower bound {}), weights {} bytes{}\n",
       a.model.path, a.outDir, r->kernelCalls, r->arenaBytes, r->arenaLowerBoundBytes,
@@ -36,6 +45,9 @@ Verb addCompileVerb(CLI::App& app) {
   a->model.addTo(cmd);
   a->codegen.addTo(cmd, /*withName=*/true);
   cmd->add_option("-o,--output", a->outDir, "Output folder")->required();
+  cmd->add_option("--memory-plot", a->memoryPlot,
+                  "Also draw the arena plan as an SVG picture into this file");
+  cmd->add_flag("--memory-table", a->memoryTable, "Print the arena plan, one line per buffer");
   cmd->add_flag("--no-build", a->noBuild, "Write the sources only; do not run the C++ compiler");
   return {cmd, [a] { return runCompile(*a); }};
 }

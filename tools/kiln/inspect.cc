@@ -5,6 +5,7 @@
 #include <map>
 
 #include "kiln/ops/infer.h"
+#include "prepare.h"
 #include "verbs.h"
 
 namespace kiln::cli {
@@ -120,16 +121,36 @@ int runInspect(const ModelArgs& args, bool json) {
   return kExitOk;
 }
 
+/// `inspect --memory`: lower the model as compile would (nothing written) and print its plan.
+int runInspectMemory(const ModelArgs& args, const CodegenArgs& codegen) {
+  auto model = args.load();
+  if (!model.ok()) return fail(model.message());
+  auto options = codegen.toOptions(args.path, "", args.shapes);
+  if (!options.ok()) return fail(options.message());
+  auto report = planModelMemory(*model, *options);
+  if (!report.ok()) return fail(report.message());
+  std::cout << memoryTable(*report);
+  return kExitOk;
+}
+
 }  // namespace
 
 Verb addInspectVerb(CLI::App& app) {
   auto* cmd = app.add_subcommand(
       "inspect", "Show a model's producer, opsets, signature, ops and parameter sizes");
   auto args = std::make_shared<ModelArgs>();
+  auto codegen = std::make_shared<CodegenArgs>();
   auto json = std::make_shared<bool>(false);
+  auto memory = std::make_shared<bool>(false);
   args->addTo(cmd);
   cmd->add_flag("--json", *json, "Print one JSON document instead of text");
-  return {cmd, [args, json] { return runInspect(*args, *json); }};
+  cmd->add_flag("--memory", *memory,
+                "Print the arena plan compile would make (-O and --target as for compile)");
+  cmd->add_option("-O", codegen->optLevel, "Optimization level for --memory (default 3)")
+      ->check(CLI::Range(0, 3));
+  return {cmd, [args, codegen, json, memory] {
+            return *memory ? runInspectMemory(*args, *codegen) : runInspect(*args, *json);
+          }};
 }
 
 }  // namespace kiln::cli

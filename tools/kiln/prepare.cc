@@ -127,8 +127,19 @@ Expected<std::string> prepareArtifact(const ModelArgs& model, const CodegenArgs&
                         codegen.toOptions(model.path, tmp.string(), args.shapes));
   auto compiled = compileModel(*loaded, options);
   if (!compiled.ok()) {
-    fs::remove_all(tmp, ec);
-    return compiled.error();
+    // Keep a failed build's folder (its build.log is what the error points to) beside the
+    // cache entries, under a name that is never mistaken for a finished artifact.
+    if (!fs::exists(tmp / "build.log", ec)) {
+      fs::remove_all(tmp, ec);
+      return compiled.error();
+    }
+    fs::path failed = fs::path(cacheDir) / (hash + ".failed");
+    fs::remove_all(failed, ec);
+    fs::rename(tmp, failed, ec);
+    std::string message = compiled.error().message();
+    for (size_t at; !ec && (at = message.find(tmp.string())) != std::string::npos;)
+      message.replace(at, tmp.string().size(), failed.string());
+    return Error(message);
   }
   fs::rename(tmp, dir, ec);
   if (ec) {  // another process finished first; use its copy

@@ -24,6 +24,30 @@ struct CompileOptions {
   std::vector<std::string> shapeFlags;  ///< --shape flags, recorded in the manifest
 };
 
+/// The arena plan of a compiled model, for reports and pictures.
+struct MemoryReport {
+  struct Buffer {
+    std::string label;  ///< the value name, or "scratch of step N"
+    int64_t bytes = 0, firstStep = 0, lastStep = 0, offset = 0;
+  };
+  std::vector<Buffer> buffers;
+  int64_t arenaBytes = 0;
+  int64_t lowerBoundBytes = 0;     ///< largest sum of simultaneously live buffers
+  int64_t unsharedBytes = 0;       ///< sum of all buffers (no sharing)
+  std::string planner;             ///< the planner whose plan was kept
+  int64_t peakBeforeSchedule = 0;  ///< live-bytes peak in the model's node order (0: not run)
+  int64_t peakAfterSchedule = 0;   ///< ... in the order kiln chose
+  int64_t views = 0;               ///< values that are views of another buffer
+  int64_t inPlace = 0;             ///< values written over a dead input
+  int64_t concatPlacedInputs = 0;  ///< Concat inputs written straight into the output
+};
+
+/// The plan as an SVG picture: x = op step, y = arena offset, one rectangle per buffer.
+std::string memoryPlotSvg(const MemoryReport& report);
+
+/// The plan as a text table, one line per buffer, sorted by offset.
+std::string memoryTable(const MemoryReport& report);
+
 struct CompileResult {
   int64_t arenaBytes = 0;
   int64_t arenaLowerBoundBytes = 0;
@@ -31,12 +55,16 @@ struct CompileResult {
   int64_t kernelCalls = 0;
   std::string libraryPath;  ///< lib<name>.so when built
   std::string symbolPrefix;
+  MemoryReport memory;
 };
 
 /// Generates the artifact for a fully inferred model (every value's shape static) into
 /// options.outDir and, when options.build, compiles it. The model is lowered in place
 /// (Constant nodes become initializers, compile-time-known values become weights).
 Expected<CompileResult> compileModel(Model& model, const CompileOptions& options);
+
+/// Lowers the model and plans its memory without writing anything.
+Expected<MemoryReport> planModelMemory(Model& model, const CompileOptions& options);
 
 /// A C identifier derived from a file name ("my-model.onnx" → "my_model").
 std::string symbolPrefixFor(const std::string& name);

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -23,6 +24,15 @@ class EmitContext {
   /// The value of input i when it is known at compile time (a weight or a folded value);
   /// null when it is only known at run time or absent.
   virtual const Tensor* value(size_t i) = 0;
+  /// Makes output `out` a view of input `in` from `byteOffset` bytes on: no code and no
+  /// memory of its own (Reshape-like ops, outer-axis Split/Slice). Returns false where that is
+  /// not allowed (the output is a graph output, or memory sharing is off); the op then copies.
+  virtual bool aliasOutput(size_t out, size_t in, int64_t byteOffset) = 0;
+  /// `T*` expression for output `out` that reuses the buffer of the first input among
+  /// `candidates` that no later op reads, has the output's dtype and size and lives in the
+  /// arena; otherwise the same as output(out). Only for kernels that read element i of that
+  /// input before writing element i of the output and never read it afterwards.
+  virtual std::string outputInPlace(size_t out, std::initializer_list<size_t> candidates) = 0;
   /// `unsigned char*` expression for a scratch buffer live only during this op (64-byte
   /// aligned, counted in the arena plan).
   virtual std::string scratch(int64_t bytes) = 0;

@@ -1,0 +1,155 @@
+#!/usr/bin/python3
+"""Memory sharing in generated code: views, in-place writes and Concat inputs placed in the output.
+
+Usage: /usr/bin/python3 tests/memory/check_sharing.py KILN
+Builds small ONNX models, compiles each with `kiln compile`, and checks from manifest.json that
+memory is shared where it is legal and not where it is illegal (the value is read later, is a
+graph input or output, or is a constant), then runs each with `kiln run` against numpy, and at
+-O0 (no sharing) too. Prints one line per case; exits 1 on any failure.
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+
+np.float = float  # onnx 1.12 still uses the aliases numpy 1.24 removed
+np.int = int
+np.bool = bool
+np.object = object
+from onnx import TensorProto, helper, numpy_helper  # noqa: E402
+
+F = TensorProto.FLOAT
+
+
+def vi(name, shape):
+    return helper.make_tensor_value_info(name, F, shape)
+
+
+def build(nodes, inputs, outputs, inits=()):
+    g = helper.make_graph(nodes, "g", inputs, outputs, initializer=list(inits))
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+
+
+def relu(x):
+    return np.maximum(x, 0)
+
+
+def cases(rng):
+    """name: (model, inputs, expected outputs, manifest checks {key: predicate})."""
+    x = rng.standard_normal((1, 4, 8, 8)).astype(np.float32)
+    shape = numpy_helper.from_array(np.array([1, 256], np.int64), "shape")
+    w = numpy_helper.from_array(rng.standard_normal((1, 4, 8, 8)).astype(np.float32), "w")
+    c = {}
+    # Reshape between two ops: a view, no copy.
+    c["reshape_view"] = (
+        build([helper.make_node("Relu", ["x"], ["a"]),
+               helper.make_node("Reshape", ["a", "shape"], ["b"]),
+               helper.make_node("Sigmoid", ["b"], ["y"])],
+              [vi("x", [1, 4, 8, 8])], [vi("y", [1, 256])], [shape]),
+        {"x": x}, {"y": 1 / (1 + np.exp(-relu(x).reshape(1, 256)))},
+        {"views": lambda v: v == 1, "memcpy calls": lambda v: v == 0})
+    # Reshape producing a graph output: the output needs its own buffer, so a copy.
+    c["reshape_to_output_copies"] = (
+        build([helper.make_node("Relu", ["x"], ["a"]),
+               helper.make_node("Reshape", ["a", "shape"], ["y"])],
+              [vi("x", [1, 4, 8, 8])], [vi("y", [1, 256])], [shape]),
+        {"x": x}, {"y": relu(x).reshape(1, 256)},
+        {"views": lambda v: v == 0, "memcpy calls": lambda v: v == 1})
+    # A chain of unary ops: each writes over its dead input.
+    c["chain_in_place"] = (
+        build([helper.make_node("Relu", ["x"], ["a"]), helper.make_node("Neg", ["a"], ["b"]),
+               helper.make_node("Exp", ["b"], ["d"]), helper.make_node("Sigmoid", ["d"], ["y"])],
+              [vi("x", [1, 4, 8, 8])], [vi("y", [1, 4, 8, 8])]),
+        {"x": x}, {"y": 1 / (1 + np.exp(-np.exp(-relu(x))))},
+        {"in_place": lambda v: v == 2})
+    # The input is read again later: no in-place write over it; the graph input is never
+    # overwritten either (Relu of x is not in place).
+    c["live_input_not_overwritten"] = (
+        build([helper.make_node("Relu", ["x"], ["a"]), helper.make_node("Neg", ["a"], ["b"]),
+               helper.make_node("Add", ["a", "b"], ["y"])],
+              [vi("x", [1, 4, 8, 8])], [vi("y", [1, 4, 8, 8])]),
+        {"x": x}, {"y": relu(x) - relu(x)},
+        {"in_place": lambda v: v == 0})
+    # A constant operand is never overwritten (Add's other operand is a graph input).
+    c["constant_not_overwritten"] = (
+        build([helper.make_node("Add", ["x", "w"], ["y"])],
+              [vi("x", [1, 4, 8, 8])], [vi("y", [1, 4, 8, 8])], [w]),
+        {"x": x}, {"y": x + numpy_helper.to_array(w)},
+        {"in_place": lambda v: v == 0})
+    # Concat on the channel axis with batch 1: both producers write into the output directly.
+    c["concat_in_place"] = (
+        build([helper.make_node("Relu", ["x"], ["a"]), helper.make_node("Neg", ["x"], ["b"]),
+               helper.make_node("Concat", ["a", "b"], ["cat"], axis=1),
+               helper.make_node("Sigmoid", ["cat"], ["y"])],
+              [vi("x", [1, 4, 8, 8])], [vi("y", [1, 8, 8, 8])]),
+        {"x": x}, {"y": 1 / (1 + np.exp(-np.concatenate([relu(x), -x], axis=1)))},
+        {"concat_inputs_in_place": lambda v: v == 2, "memcpy calls": lambda v: v == 0})
+    # An input also read by another op, and one along an axis with dims before it > 1 rows:
+    # copied, not placed.
+    c["concat_shared_input_copied"] = (
+        build([helper.make_node("Relu", ["x"], ["a"]), helper.make_node("Neg", ["x"], ["b"]),
+               helper.make_node("Concat", ["a", "b"], ["cat"], axis=1),
+               helper.make_node("Concat", ["a", "a"], ["cat2"], axis=2),
+               helper.make_node("ReduceSum", ["cat2"], ["s"], keepdims=1),
+               helper.make_node("Add", ["cat", "s"], ["y"])],
+              [vi("x", [1, 4, 8, 8])], [vi("y", [1, 8, 8, 8])]),
+        {"x": x}, {"y": np.concatenate([relu(x), -x], axis=1) +
+                   np.concatenate([relu(x), relu(x)], axis=2).sum(keepdims=True)},
+        {"concat_inputs_in_place": lambda v: v == 1})
+    return c
+
+
+def main():
+    if len(sys.argv) != 2:
+        sys.exit(__doc__)
+    kiln = sys.argv[1]
+    failures = 0
+    with tempfile.TemporaryDirectory(prefix="kiln-sharing.") as tmp:
+        for name, (model, inputs, expected, checks) in cases(np.random.default_rng(7)).items():
+            path = os.path.join(tmp, name + ".onnx")
+            with open(path, "wb") as f:
+                f.write(model.SerializeToString())
+            problems = []
+            for opt in ("3", "0"):
+                out = os.path.join(tmp, f"{name}-O{opt}")
+                proc = subprocess.run([kiln, "compile", path, "-o", out, "-O", opt],
+                                      capture_output=True, text=True)
+                if proc.returncode != 0:
+                    problems.append(f"-O{opt} compile failed: {proc.stderr.strip()}")
+                    continue
+                manifest = json.load(open(os.path.join(out, "manifest.json")))
+                mem = dict(manifest["memory"])
+                mem["memcpy calls"] = sum(op["kernel"] == "memcpy" for op in manifest["ops"])
+                if opt == "3":
+                    for key, ok in checks.items():
+                        if not ok(mem[key]):
+                            problems.append(f"{key} = {mem[key]}")
+                elif mem["views"] or mem["in_place"] or mem["concat_inputs_in_place"]:
+                    problems.append(f"-O0 shares memory: {mem}")
+                files = []
+                for k, v in inputs.items():
+                    np.save(os.path.join(tmp, f"{name}_{k}.npy"), v)
+                    files += ["-i", f"{k}={os.path.join(tmp, f'{name}_{k}.npy')}"]
+                res = os.path.join(out, "results")
+                proc = subprocess.run([kiln, "run", out, "-o", res] + files,
+                                      capture_output=True, text=True)
+                if proc.returncode != 0:
+                    problems.append(f"-O{opt} run failed: {proc.stderr.strip()}")
+                    continue
+                for k, want in expected.items():
+                    got = np.load(os.path.join(res, k + ".npy"))
+                    if not np.allclose(got, want, rtol=1e-5, atol=1e-6):
+                        problems.append(f"-O{opt} output {k} differs by "
+                                        f"{np.abs(got - want).max():.3g}")
+            print(f"{'ok  ' if not problems else 'FAIL'} {name}" +
+                  (": " + "; ".join(problems) if problems else ""))
+            failures += bool(problems)
+    print(f"{len(cases(np.random.default_rng(7))) - failures} passed, {failures} failed")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
