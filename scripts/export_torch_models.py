@@ -1,8 +1,9 @@
 #!/usr/bin/python3
 """Exports kiln's public test models from torch/torchvision (random, seeded weights) to ONNX.
 
-Usage: /usr/bin/python3 scripts/export_torch_models.py OUT_DIR [resnet50|mobilenetv2|bert]...
-Writes OUT_DIR/<name>.onnx for each requested model (all three by default), skipping files that
+Usage: /usr/bin/python3 scripts/export_torch_models.py OUT_DIR [NAME]...
+NAME: resnet50, mobilenetv2, bert (the CI set, the default), googlenet, densenet121, squeezenet.
+Writes OUT_DIR/<name>.onnx for each requested model, skipping files that
 already exist. Each file is written to a temporary name and renamed when complete.
 """
 import os
@@ -20,6 +21,19 @@ def build_resnet50():
 def build_mobilenetv2():
     model = torchvision.models.mobilenet_v2(weights=None)
     return model, torch.randn(1, 3, 224, 224), 13
+
+
+def build_googlenet():
+    model = torchvision.models.googlenet(weights=None, aux_logits=False, init_weights=True)
+    return model, torch.randn(1, 3, 224, 224), 13
+
+
+def build_densenet121():
+    return torchvision.models.densenet121(weights=None), torch.randn(1, 3, 224, 224), 13
+
+
+def build_squeezenet():
+    return torchvision.models.squeezenet1_1(weights=None), torch.randn(1, 3, 224, 224), 13
 
 
 class BertLikeEncoder(torch.nn.Module):
@@ -47,6 +61,10 @@ BUILDERS = {
     "resnet50": (build_resnet50, "input", "logits"),
     "mobilenetv2": (build_mobilenetv2, "input", "logits"),
     "bert": (build_bert, "hidden_in", "hidden_out"),
+    # Branchy CNNs for the memory-planning figures (bench/memory_figures.py), not in CI.
+    "googlenet": (build_googlenet, "input", "logits"),
+    "densenet121": (build_densenet121, "input", "logits"),
+    "squeezenet": (build_squeezenet, "input", "logits"),
 }
 
 
@@ -72,7 +90,7 @@ def main():
     if len(sys.argv) < 2:
         sys.exit(__doc__)
     out_dir = sys.argv[1]
-    names = sys.argv[2:] or list(BUILDERS)
+    names = sys.argv[2:] or ["resnet50", "mobilenetv2", "bert"]
     for n in names:
         if n not in BUILDERS:
             sys.exit(f"export_torch_models: unknown model '{n}' (known: {', '.join(BUILDERS)})")

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# The manifest's arena_bytes is all the intermediate memory a run touches: compile MODEL, build
+# its generated code and tests/memory/guard_page.c with AddressSanitizer + UBSan, and run it on a
+# caller arena of exactly arena_bytes that ends at a PROT_NONE page.
+# Usage: tests/memory/check_arena_bound.sh KILN MODEL [kiln compile flags...]
+set -euo pipefail
+kiln="$(realpath "$1")"
+model="$(realpath "$2")"
+shift 2
+repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+work="$(mktemp -d /tmp/kiln-arena-bound.XXXXXX)"
+trap 'rm -rf "$work"' EXIT
+"$kiln" compile "$model" -o "$work/m" --name m --no-build "$@" >/dev/null
+cd "$work/m"
+san=(-fsanitize=address,undefined -fno-sanitize-recover=all -g -O1)
+objs=()
+for src in model.cc $(ls weights.S 2>/dev/null); do
+  c++ -std=c++17 "${san[@]}" -I. -c "$src" -o "$work/$(basename "$src").o"
+  objs+=("$work/$(basename "$src").o")
+done
+cc -std=c11 "${san[@]}" -I. -c "$repo/tests/memory/guard_page.c" -o "$work/guard_page.o"
+c++ "${san[@]}" "$work/guard_page.o" "${objs[@]}" -o "$work/guard_page"
+ASAN_OPTIONS=detect_leaks=1 "$work/guard_page"
