@@ -12,7 +12,7 @@ work="$(mktemp -d /tmp/kiln-arena-bound.XXXXXX)"
 trap 'rm -rf "$work"' EXIT
 "$kiln" compile "$model" -o "$work/m" --name m --no-build "$@" >/dev/null
 cd "$work/m"
-san=(-fsanitize=address,undefined -fno-sanitize-recover=all -g -O1)
+san=(-fsanitize=address,undefined -fno-sanitize-recover=all -O2)
 objs=()
 for src in model.cc $(ls weights.S 2>/dev/null); do
   c++ -std=c++17 "${san[@]}" -I. -c "$src" -o "$work/$(basename "$src").o"
