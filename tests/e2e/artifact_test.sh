@@ -69,4 +69,10 @@ cc -std=c11 -Wall -Wextra -Werror -pthread -I"$work" -I"$work/m1" \
   "$repo/tests/e2e/two_contexts.c" "$work/m1/libm1.a" "$work/m2/libm2.a" -lstdc++ -lm \
   -o "$work/two_contexts"
 "$work/two_contexts"
+# The C API under misuse: documented status codes, no crash (built with ASan + UBSan).
+"$kiln" compile "$repo/models/shapes_cnn.onnx" -o "$work/api" --name m >/dev/null
+cc -std=c11 -Wall -Wextra -Werror -fsanitize=address,undefined -fno-sanitize-recover=all \
+  -I"$work/api" "$repo/tests/e2e/api_robustness.c" "$work/api/libm.a" -lstdc++ -lm \
+  -o "$work/api_robustness"
+"$work/api_robustness"
 echo "1 passed, 0 failed"
