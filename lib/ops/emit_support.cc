@@ -2,6 +2,7 @@
 // compile-time inputs.
 #include "emit_support.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -120,6 +121,63 @@ std::optional<std::vector<int64_t>> constInts(EmitContext& ctx, const Node& n, s
 std::optional<int64_t> axisIn(int64_t axis, int64_t rank) {
   if (axis < -rank || axis >= rank) return std::nullopt;
   return axis < 0 ? axis + rank : axis;
+}
+
+bool SlidingWindow::valid() const {
+  return rank >= 1 && int(kernel.size()) == rank && int(strides.size()) == rank &&
+         int(dilations.size()) == rank && int(pads.size()) == 2 * rank;
+}
+
+SlidingWindow slidingWindowOf(const Node& n, const std::vector<int64_t>& kernel) {
+  SlidingWindow w;
+  auto x = staticDims(n.input(0));
+  auto y = staticDims(n.output(0));
+  w.rank = int(x.size()) - 2;
+  if (w.rank < 1 || y.size() != x.size()) return w;
+  w.in.assign(x.begin() + 2, x.end());
+  w.out.assign(y.begin() + 2, y.end());
+  w.kernel = kernel;
+  w.strides = n.attrInts("strides", std::vector<int64_t>(size_t(w.rank), 1));
+  w.dilations = n.attrInts("dilations", std::vector<int64_t>(size_t(w.rank), 1));
+  w.pads = n.attrInts("pads", std::vector<int64_t>(size_t(2 * w.rank), 0));
+  std::string autoPad = n.attrString("auto_pad", "NOTSET");
+  if (autoPad == "VALID") w.pads.assign(size_t(2 * w.rank), 0);
+  if ((autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") && w.valid()) {
+    for (int d = 0; d < w.rank; ++d) {
+      int64_t total =
+          (w.out[d] - 1) * w.strides[d] + (w.kernel[d] - 1) * w.dilations[d] + 1 - w.in[d];
+      total = std::max<int64_t>(total, 0);
+      int64_t small = total / 2, big = total - small;
+      w.pads[d] = autoPad == "SAME_UPPER" ? small : big;
+      w.pads[d + w.rank] = autoPad == "SAME_UPPER" ? big : small;
+    }
+  }
+  return w;
+}
+
+BatchedMatMul batchedMatMulOf(std::vector<int64_t> a, std::vector<int64_t> b) {
+  BatchedMatMul g;
+  if (a.size() == 1) a.insert(a.begin(), 1);
+  if (b.size() == 1) b.push_back(1);
+  g.M = a[a.size() - 2];
+  g.K = a.back();
+  g.N = b.back();
+  size_t batchRank = std::max(a.size(), b.size()) - 2;
+  g.batch.assign(batchRank, 1);
+  g.aStrides.assign(batchRank, 0);
+  g.bStrides.assign(batchRank, 0);
+  auto fill = [&](const std::vector<int64_t>& d, int64_t matrix, std::vector<int64_t>& s) {
+    size_t r = d.size() - 2, off = batchRank - r;
+    int64_t stride = matrix;
+    for (size_t i = r; i-- > 0;) {
+      g.batch[off + i] = std::max(g.batch[off + i], d[i]);
+      s[off + i] = d[i] == 1 ? 0 : stride;
+      stride *= d[i];
+    }
+  };
+  fill(a, g.M * g.K, g.aStrides);
+  fill(b, g.K * g.N, g.bStrides);
+  return g;
 }
 
 void callChecked(EmitContext& ctx, const std::string& kernel, const std::string& expr) {

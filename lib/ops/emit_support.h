@@ -33,6 +33,24 @@ std::optional<std::vector<int64_t>> constInts(EmitContext& ctx, const Node& n, s
 /// Normalizes an axis against rank; nullopt when out of [-rank, rank).
 std::optional<int64_t> axisIn(int64_t axis, int64_t rank);
 
+/// Sliding-window geometry of a conv or pooling node (x [N, C, in...], y [N, M, out...]) with
+/// auto_pad resolved into explicit pads from the inferred output dims.
+struct SlidingWindow {
+  int rank = 0;
+  std::vector<int64_t> in, out, kernel, strides, dilations, pads;
+  /// True when every per-axis attribute has `rank` entries (pads 2 * rank).
+  bool valid() const;
+};
+SlidingWindow slidingWindowOf(const Node& n, const std::vector<int64_t>& kernel);
+
+/// Batched matmul geometry for the kiln_ref::matmul family: 1-D operands promoted, numpy
+/// broadcasting of the batch dims expressed as per-operand element strides (0 on broadcast).
+struct BatchedMatMul {
+  int64_t M = 0, N = 0, K = 0;
+  std::vector<int64_t> batch, aStrides, bStrides;
+};
+BatchedMatMul batchedMatMulOf(std::vector<int64_t> a, std::vector<int64_t> b);
+
 /// Emits a call of a kernel returning nonzero on bad run-time data: the generated run
 /// function returns KILN_ERR_DATA then. `expr` is the call expression without a semicolon.
 void callChecked(EmitContext& ctx, const std::string& kernel, const std::string& expr);

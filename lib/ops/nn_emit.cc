@@ -4,6 +4,7 @@
 #include <numeric>
 
 #include "dtype_dispatch.h"
+#include "emit_support.h"
 #include "kiln/ops/registry.h"
 #include "shape_math.h"
 
@@ -116,48 +117,11 @@ Status emitSoftmax(const Node& n, EmitContext& ctx) {
 
 // ---- sliding windows: conv and pooling ----
 
-struct Window {
-  int rank;
-  std::vector<int64_t> in, out, kernel, strides, dilations, pads;
-};
-
-/// Resolves auto_pad into explicit pads from the inferred output dims.
-Window windowOf(const Node& n, const std::vector<int64_t>& kernel) {
-  Window w;
-  auto x = dimsOf(n.input(0));
-  auto y = dimsOf(n.output(0));
-  w.rank = int(x.size()) - 2;
-  w.in.assign(x.begin() + 2, x.end());
-  w.out.assign(y.begin() + 2, y.end());
-  w.kernel = kernel;
-  w.strides = n.attrInts("strides", std::vector<int64_t>(size_t(w.rank), 1));
-  w.dilations = n.attrInts("dilations", std::vector<int64_t>(size_t(w.rank), 1));
-  w.pads = n.attrInts("pads", std::vector<int64_t>(size_t(2 * w.rank), 0));
-  std::string autoPad = n.attrString("auto_pad", "NOTSET");
-  if (autoPad == "VALID") w.pads.assign(size_t(2 * w.rank), 0);
-  if (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
-    for (int d = 0; d < w.rank; ++d) {
-      int64_t total =
-          (w.out[d] - 1) * w.strides[d] + (w.kernel[d] - 1) * w.dilations[d] + 1 - w.in[d];
-      total = std::max<int64_t>(total, 0);
-      int64_t small = total / 2, big = total - small;
-      w.pads[d] = autoPad == "SAME_UPPER" ? small : big;
-      w.pads[d + w.rank] = autoPad == "SAME_UPPER" ? big : small;
-    }
-  }
-  return w;
-}
-
-bool windowValid(const Window& w) {
-  return w.rank >= 1 && int(w.kernel.size()) == w.rank && int(w.strides.size()) == w.rank &&
-         int(w.dilations.size()) == w.rank && int(w.pads.size()) == 2 * w.rank;
-}
-
 Status emitConv(const Node& n, EmitContext& ctx) {
   KILN_RETURN_IF_ERROR(requireFloat(n, ctx));
   auto wd = dimsOf(n.input(1));
-  Window w = windowOf(n, std::vector<int64_t>(wd.begin() + 2, wd.end()));
-  if (!windowValid(w)) return ctx.unsupported("inconsistent Conv attributes");
+  SlidingWindow w = slidingWindowOf(n, std::vector<int64_t>(wd.begin() + 2, wd.end()));
+  if (!w.valid()) return ctx.unsupported("inconsistent Conv attributes");
   auto x = dimsOf(n.input(0));
   ctx.useHeader("kiln_ref/conv.h");
   ctx.call(
@@ -212,8 +176,8 @@ Status emitConvTranspose(const Node& n, EmitContext& ctx) {
 
 Status emitPool(const Node& n, EmitContext& ctx) {
   KILN_RETURN_IF_ERROR(requireFloat(n, ctx));
-  Window w = windowOf(n, n.attrInts("kernel_shape"));
-  if (!windowValid(w)) return ctx.unsupported("inconsistent pooling attributes");
+  SlidingWindow w = slidingWindowOf(n, n.attrInts("kernel_shape"));
+  if (!w.valid()) return ctx.unsupported("inconsistent pooling attributes");
   auto x = dimsOf(n.input(0));
   int64_t planes = x[0] * x[1];
   ctx.useHeader("kiln_ref/pool.h");
@@ -285,28 +249,13 @@ Status emitMatMul(const Node& n, EmitContext& ctx) {
   DType t = n.input(0)->dtype();
   if (cTypeOf(t).empty() || t == DType::F16 || t == DType::BF16 || t == DType::Bool)
     return ctx.unsupported(fmt::format("MatMul on {}", dtypeName(t)));
-  auto a = dimsOf(n.input(0)), b = dimsOf(n.input(1));
-  if (a.size() == 1) a.insert(a.begin(), 1);
-  if (b.size() == 1) b.push_back(1);
-  int64_t M = a[a.size() - 2], K = a.back(), N = b.back();
-  size_t batchRank = std::max(a.size(), b.size()) - 2;
-  std::vector<int64_t> batch(batchRank, 1), as(batchRank, 0), bs(batchRank, 0);
-  auto fill = [&](const std::vector<int64_t>& d, int64_t matrix, std::vector<int64_t>& s) {
-    size_t r = d.size() - 2, off = batchRank - r;
-    int64_t stride = matrix;
-    for (size_t i = r; i-- > 0;) {
-      batch[off + i] = std::max(batch[off + i], d[i]);
-      s[off + i] = d[i] == 1 ? 0 : stride;
-      stride *= d[i];
-    }
-  };
-  fill(a, M * K, as);
-  fill(b, K * N, bs);
+  BatchedMatMul g = batchedMatMulOf(dimsOf(n.input(0)), dimsOf(n.input(1)));
   ctx.useHeader("kiln_ref/gemm.h");
-  ctx.call("kiln_ref::matmul",
-           fmt::format("kiln_ref::matmul({}, {}, {}, {}, {}, {}, {}, {}, {}, {});", batchRank,
-                       ctx.constArray(batch), ctx.constArray(as), ctx.constArray(bs), M, N, K,
-                       ctx.input(0), ctx.input(1), ctx.output(0)));
+  ctx.call(
+      "kiln_ref::matmul",
+      fmt::format("kiln_ref::matmul({}, {}, {}, {}, {}, {}, {}, {}, {}, {});", g.batch.size(),
+                  ctx.constArray(g.batch), ctx.constArray(g.aStrides), ctx.constArray(g.bStrides),
+                  g.M, g.N, g.K, ctx.input(0), ctx.input(1), ctx.output(0)));
   return Status();
 }
 
@@ -366,8 +315,7 @@ Status emitLayerNorm(const Node& n, EmitContext& ctx) {
 Status emitCopy(const Node& n, EmitContext& ctx) {
   int64_t bytes = *dtypeStorageBytes(n.output(0)->dtype(), numel(n.output(0)));
   if (!ctx.aliasOutput(0, 0, 0))
-    ctx.call("memcpy",
-             fmt::format("std::memcpy({}, {}, {});", ctx.output(0), ctx.input(0), bytes));
+    ctx.call("memcpy", fmt::format("std::memcpy({}, {}, {});", ctx.output(0), ctx.input(0), bytes));
   if (n.opType() == "Dropout" && n.numOutputs() > 1 && n.output(1))
     ctx.call("memset", fmt::format("std::memset({}, 1, {});", ctx.output(1), numel(n.output(1))));
   return Status();
