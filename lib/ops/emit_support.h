@@ -64,5 +64,7 @@ void attachReduceEmitters(OpRegistry& r);
 void attachResizeEmitters(OpRegistry& r);
 void attachNormEmitters(OpRegistry& r);
 void attachQuantEmitters(OpRegistry& r);
+/// NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss (loss_emit.cc).
+void attachLossEmitters(OpRegistry& r);
 
 }  // namespace kiln

@@ -1,4 +1,5 @@
 // Loss ops NegativeLogLikelihoodLoss and SoftmaxCrossEntropyLoss: per-element or reduced.
+#include "ref/loss.h"
 #include "dim_math.h"
 #include "family_registration.h"
 
@@ -38,6 +39,65 @@ Expected<Shape> lossShape(const InferContext& ctx) {
   return Shape(std::move(out));
 }
 
+/// The reduction attribute as kiln_ref::LossReduction.
+int reductionOf(const Node& n) {
+  std::string red = n.attrString("reduction", "mean");
+  return red == "none" ? kiln_ref::kLossNone
+                       : (red == "sum" ? kiln_ref::kLossSum : kiln_ref::kLossMean);
+}
+
+template <typename T, typename I>
+Status evalLoss(const EvalContext& ctx, std::vector<Tensor>& outs, bool sce) {
+  const Tensor &x = ctx.in(0), &target = ctx.in(1);
+  const int64_t N = x.dims()[0], C = x.dims()[1];
+  const int64_t D = N * C == 0 ? 0 : x.numElements() / (N * C);
+  const Node& n = ctx.node();
+  const int reduction = reductionOf(n);
+  std::vector<int64_t> lossDims;
+  if (reduction == kiln_ref::kLossNone) lossDims = target.dims();
+  KILN_ASSIGN_OR_RETURN(Tensor loss, Tensor::zeros(x.dtype(), lossDims));
+  Tensor logProb;
+  if (sce) {
+    KILN_ASSIGN_OR_RETURN(logProb, Tensor::zeros(x.dtype(), x.dims()));
+  }
+  const T* weight = ctx.has(2) ? ctx.in(2).data<T>() : nullptr;
+  const int hasIgnore = n.hasAttr("ignore_index") ? 1 : 0;
+  const int64_t ignore = n.attrInt("ignore_index", 0);
+  int rc = sce ? kiln_ref::softmax_cross_entropy_loss<T, I>(
+                     N, C, D, x.data<T>(), target.data<I>(), weight, reduction, hasIgnore, ignore,
+                     loss.mutableData<T>(), logProb.mutableData<T>())
+               : kiln_ref::nll_loss<T, I>(N, C, D, x.data<T>(), target.data<I>(), weight, reduction,
+                                          hasIgnore, ignore, loss.mutableData<T>());
+  if (rc != 0) return ctx.error("a target is outside [0, {}) and is not ignore_index", C);
+  outs.push_back(std::move(loss));
+  if (sce) outs.push_back(std::move(logProb));
+  return Status();
+}
+
+/// Reference evaluation of both losses (f32/f64 scores, i32/i64 targets).
+Expected<std::vector<Tensor>> evaluateLoss(const EvalContext& ctx, bool sce) {
+  const Tensor &x = ctx.in(0), &target = ctx.in(1);
+  if (x.rank() < 2 || target.rank() != x.rank() - 1 || target.dims()[0] != x.dims()[0] ||
+      (ctx.has(2) && (ctx.in(2).dtype() != x.dtype() || ctx.in(2).numElements() != x.dims()[1])))
+    return ctx.error("scores, target and weight shapes do not match");
+  for (int64_t i = 2; i < x.rank(); ++i)
+    if (target.dims()[size_t(i - 1)] != x.dims()[size_t(i)])
+      return ctx.error("scores, target and weight shapes do not match");
+  std::vector<Tensor> outs;
+  Status s;
+  const bool i64 = target.dtype() == DType::I64;
+  if (!i64 && target.dtype() != DType::I32)
+    return ctx.error("no compile-time evaluation for {} targets", dtypeName(target.dtype()));
+  if (x.dtype() == DType::F32)
+    s = i64 ? evalLoss<float, int64_t>(ctx, outs, sce) : evalLoss<float, int32_t>(ctx, outs, sce);
+  else if (x.dtype() == DType::F64)
+    s = i64 ? evalLoss<double, int64_t>(ctx, outs, sce) : evalLoss<double, int32_t>(ctx, outs, sce);
+  else
+    return ctx.error("no compile-time evaluation for {}", dtypeName(x.dtype()));
+  KILN_RETURN_IF_ERROR(s);
+  return outs;
+}
+
 struct NegativeLogLikelihoodLossOp {
   static constexpr std::string_view kName = "NegativeLogLikelihoodLoss";
   static OpSchema schema() {
@@ -47,6 +107,9 @@ struct NegativeLogLikelihoodLossOp {
     KILN_ASSIGN_OR_RETURN(Shape s, lossShape(ctx));
     bool none = ctx.node().attrString("reduction", "mean") == "none";
     return single(ctx.in(0).dtype, none ? s : Shape::scalar());
+  }
+  static Expected<std::vector<Tensor>> evaluate(const EvalContext& ctx) {
+    return evaluateLoss(ctx, false);
   }
 };
 
@@ -60,6 +123,9 @@ struct SoftmaxCrossEntropyLossOp {
     bool none = ctx.node().attrString("reduction", "mean") == "none";
     DType t = ctx.in(0).dtype;
     return std::vector<TensorType>{{t, none ? s : Shape::scalar()}, {t, ctx.in(0).shape}};
+  }
+  static Expected<std::vector<Tensor>> evaluate(const EvalContext& ctx) {
+    return evaluateLoss(ctx, true);
   }
 };
 

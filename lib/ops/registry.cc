@@ -48,6 +48,7 @@ const OpRegistry& OpRegistry::builtin() {
     attachResizeEmitters(r);
     attachNormEmitters(r);
     attachQuantEmitters(r);
+    attachLossEmitters(r);
     return r;
   }();
   return registry;
