@@ -5,6 +5,7 @@
 #include <type_traits>
 
 #include "common.h"
+#include "gemm.h"
 
 // Shared conventions (also used by pool.h):
 //  * Tensors are row-major NC + spatial ("NCHW"): x is [N, C, in_dims...], y is
@@ -176,6 +177,31 @@ inline void conv_integer(int rank, int64_t N, int64_t C, const int64_t* in_dims,
   conv_detail::conv_core<TX, TW, int32_t>(rank, N, C, in_dims, M, kernel, out_dims, strides,
                                           dilations, pads, group, x, int32_t(x_zero_point), w,
                                           w_zero_point, w_zero_stride, nullptr, y);
+}
+
+/// QLinearConv: acc = conv_integer(x, w) + bias (int32, wrapping), then
+/// y = requantize(acc, x_scale * w_scale[m] / y_scale, y_zero_point) as qlinear_matmul does.
+/// w_scale and w_zero_point are per tensor (w_q_stride 0) or per output channel, [M]
+/// (w_q_stride 1). bias: [M] or nullptr. acc: scratch of N * M * prod(out_dims) int32.
+template <class TX, class TW, class TY>
+inline void qlinear_conv(int rank, int64_t N, int64_t C, const int64_t* in_dims, int64_t M,
+                         const int64_t* kernel, const int64_t* out_dims, const int64_t* strides,
+                         const int64_t* dilations, const int64_t* pads, int64_t group, const TX* x,
+                         float x_scale, TX x_zero_point, const TW* w, const float* w_scale,
+                         const TW* w_zero_point, int64_t w_q_stride, float y_scale, TY y_zero_point,
+                         const int32_t* bias, int32_t* acc, TY* y) {
+  conv_detail::conv_core<TX, TW, int32_t>(rank, N, C, in_dims, M, kernel, out_dims, strides,
+                                          dilations, pads, group, x, int32_t(x_zero_point), w,
+                                          w_zero_point, w_q_stride, bias, acc);
+  int64_t out_size = 1;
+  for (int d = 0; d < rank; ++d) out_size *= out_dims[d];
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t m = 0; m < M; ++m) {
+      const float multiplier = x_scale * w_scale[m * w_q_stride] / y_scale;
+      const int64_t base = (n * M + m) * out_size;
+      for (int64_t i = 0; i < out_size; ++i)
+        y[base + i] = requantize<TY>(acc[base + i], multiplier, y_zero_point);
+    }
 }
 
 /// ConvTranspose (float types). x: [N, C, in_dims...]; w: [C, M / group, kernel...] (note: input

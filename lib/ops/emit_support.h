@@ -66,5 +66,9 @@ void attachNormEmitters(OpRegistry& r);
 void attachQuantEmitters(OpRegistry& r);
 /// NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss (loss_emit.cc).
 void attachLossEmitters(OpRegistry& r);
+/// ConvInteger, MatMulInteger, QLinearMatMul, QLinearConv (quant_nn_emit.cc).
+void attachQuantNnEmitters(OpRegistry& r);
+/// GridSample, RoiAlign, MaxUnpool, MaxRoiPool (image_emit.cc).
+void attachImageEmitters(OpRegistry& r);
 
 }  // namespace kiln

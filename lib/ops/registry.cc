@@ -49,6 +49,8 @@ const OpRegistry& OpRegistry::builtin() {
     attachNormEmitters(r);
     attachQuantEmitters(r);
     attachLossEmitters(r);
+    attachQuantNnEmitters(r);
+    attachImageEmitters(r);
     return r;
   }();
   return registry;
