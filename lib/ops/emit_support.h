@@ -68,6 +68,10 @@ void attachQuantEmitters(OpRegistry& r);
 void attachLossEmitters(OpRegistry& r);
 /// ConvInteger, MatMulInteger, QLinearMatMul, QLinearConv (quant_nn_emit.cc).
 void attachQuantNnEmitters(OpRegistry& r);
+/// RNN, GRU, LSTM (recurrent_emit.cc).
+void attachRecurrentEmitters(OpRegistry& r);
+/// Einsum (einsum_emit.cc).
+void attachEinsumEmitters(OpRegistry& r);
 /// GridSample, RoiAlign, MaxUnpool, MaxRoiPool (image_emit.cc).
 void attachImageEmitters(OpRegistry& r);
 

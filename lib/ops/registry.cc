@@ -51,6 +51,8 @@ const OpRegistry& OpRegistry::builtin() {
     attachLossEmitters(r);
     attachQuantNnEmitters(r);
     attachImageEmitters(r);
+    attachRecurrentEmitters(r);
+    attachEinsumEmitters(r);
     return r;
   }();
   return registry;
