@@ -1,11 +1,14 @@
 // Reductions: Reduce* with axes as optional input 1 (keepdims, noop_with_empty_axes), and
-// ArgMax/ArgMin. Sum/Prod/Max/Min/Mean and friends fold on f32/f64/i32/i64 for shape math.
-#include <cmath>
-#include <limits>
+// ArgMax/ArgMin. Evaluation runs the kernels of kernels/ref/reduce.h that the generated code
+// calls (accumulating in the element type), on every type but f16/bf16.
+#include "ref/reduce.h"
+
 #include <type_traits>
 
+#include "dtype_dispatch.h"
 #include "kiln/ops/registry.h"
 #include "shape_math.h"
+#include "tensor_copy.h"
 
 namespace kiln {
 namespace {
@@ -19,8 +22,6 @@ constexpr std::initializer_list<DType> kMinMaxTypes = {
 constexpr std::initializer_list<DType> kNumeric = {DType::F32, DType::F16, DType::BF16, DType::F64,
                                                    DType::I8,  DType::U8,  DType::I16,  DType::U16,
                                                    DType::I32, DType::U32, DType::I64,  DType::U64};
-
-enum class ReduceKind { Sum, Mean, Max, Min, Prod, L1, L2, LogSum, LogSumExp, SumSquare };
 
 std::vector<AttrSpec> reduceAttrs() {
   return {{"keepdims", AttrKind::Int}, {"noop_with_empty_axes", AttrKind::Int}};
@@ -86,135 +87,73 @@ Expected<std::vector<TensorType>> inferReduce(const InferContext& ctx) {
   return single(t, reducedShape(x, axes, keepdims));
 }
 
-// ---- evaluation ----
+// ---- evaluation: the kernels of kernels/ref/reduce.h, called as reduce_emit.cc emits them ----
 
-// Reduces x over `reduced` dims with a T-typed (integers, wrapping) or double accumulator.
-template <typename T>
-Expected<Tensor> reduceTyped(ReduceKind kind, const Tensor& x, const std::vector<bool>& reduced,
-                             bool keepdims) {
-  using Acc = std::conditional_t<std::is_floating_point_v<T>, double, T>;
-  const auto& dims = x.dims();
-  std::vector<int64_t> outDims, keptDims;
-  for (size_t i = 0; i < dims.size(); ++i) {
-    keptDims.push_back(reduced[i] ? 1 : dims[i]);
-    if (!reduced[i] || keepdims) outDims.push_back(keptDims.back());
-  }
-  KILN_ASSIGN_OR_RETURN(Tensor out, Tensor::zeros(x.dtype(), outDims));
-  // Output offset of each input element: kept-dims strides, 0 on reduced dims.
-  std::vector<int64_t> strides = stridesOf(keptDims);
+/// Dims of a reduction's result: reduced dims become 1 (keepdims) or disappear.
+std::vector<int64_t> reducedDims(const std::vector<int64_t>& dims,
+                                 const std::vector<int64_t>& reduced, bool keepdims) {
+  std::vector<int64_t> out;
   for (size_t i = 0; i < dims.size(); ++i)
-    if (reduced[i]) strides[i] = 0;
-  constexpr bool kFloat = std::is_floating_point_v<Acc>;
-  Acc init = Acc(kind == ReduceKind::Prod ? 1 : 0);
-  if constexpr (kFloat) {
-    if (kind == ReduceKind::Max) init = -INFINITY;
-    if (kind == ReduceKind::Min) init = INFINITY;
-  } else {
-    if (kind == ReduceKind::Max) init = std::numeric_limits<T>::lowest();
-    if (kind == ReduceKind::Min) init = std::numeric_limits<T>::max();
-  }
-  std::vector<Acc> acc(size_t(out.numElements()), init);
-  // Integer math wraps (two's complement) instead of overflowing.
-  using U = std::make_unsigned_t<std::conditional_t<kFloat, int64_t, Acc>>;
-  auto add = [](Acc a, Acc b) -> Acc {
-    if constexpr (kFloat)
-      return a + b;
-    else
-      return Acc(U(a) + U(b));
-  };
-  auto mul = [](Acc a, Acc b) -> Acc {
-    if constexpr (kFloat)
-      return a * b;
-    else
-      return Acc(U(a) * U(b));
-  };
-  auto isNaN = [](Acc v) {
-    if constexpr (kFloat)
-      return std::isnan(v);
-    else
-      return (void)v, false;
-  };
-  const T* in = x.data<T>();
-  std::vector<int64_t> idx(dims.size(), 0);
-  int64_t o = 0;
-  for (int64_t e = 0; e < x.numElements(); ++e) {
-    const Acc v = Acc(in[e]);
-    Acc& a = acc[size_t(o)];
-    switch (kind) {
-      case ReduceKind::Max:
-        a = !isNaN(a) && (v > a || isNaN(v)) ? v : a;
-        break;
-      case ReduceKind::Min:
-        a = !isNaN(a) && (v < a || isNaN(v)) ? v : a;
-        break;
-      case ReduceKind::Prod:
-        a = mul(a, v);
-        break;
-      case ReduceKind::SumSquare:
-      case ReduceKind::L2:
-        a = add(a, mul(v, v));
-        break;
-      case ReduceKind::L1:
-        a = add(a, v < Acc(0) ? mul(v, Acc(-1)) : v);
-        break;
-      case ReduceKind::LogSumExp:
-        a = add(a, Acc(std::exp(double(v))));
-        break;
-      default:
-        a = add(a, v);
-        break;
-    }
-    for (size_t d = dims.size(); d-- > 0;) {
-      o += strides[d];
-      if (++idx[d] < dims[d]) break;
-      o -= strides[d] * idx[d];
-      idx[d] = 0;
-    }
-  }
-  const int64_t count = out.numElements() ? x.numElements() / out.numElements() : 1;
-  T* po = out.mutableData<T>();
-  for (size_t i = 0; i < acc.size(); ++i) {
-    Acc a = acc[i];
-    if (kind == ReduceKind::Mean) a = count ? Acc(a / Acc(count)) : kFloat ? Acc(NAN) : Acc(0);
-    if (kind == ReduceKind::L2) a = Acc(std::sqrt(double(a)));
-    if (kind == ReduceKind::LogSum || kind == ReduceKind::LogSumExp) a = Acc(std::log(double(a)));
-    po[i] = T(a);
-  }
+    if (!reduced[i])
+      out.push_back(dims[i]);
+    else if (keepdims)
+      out.push_back(1);
   return out;
 }
 
-template <ReduceKind kKind>
+/// Runs kiln_ref::reduce with reducer R (or reduce_log_sum_exp when R is void) on x.
+template <typename R>
+Expected<Tensor> reduceWithKernel(const EvalContext& ctx, const Tensor& x,
+                                  const std::vector<int64_t>& reduced, bool keepdims) {
+  constexpr bool kMinMax =
+      std::is_same_v<R, kiln_ref::ReduceMax> || std::is_same_v<R, kiln_ref::ReduceMin>;
+  KILN_ASSIGN_OR_RETURN(Tensor out,
+                        allocateResult(x.dtype(), reducedDims(x.dims(), reduced, keepdims)));
+  const int rank = int(x.rank());
+  auto fail = [&] {
+    return Status(ctx.error("no compile-time evaluation for {}", dtypeName(x.dtype())));
+  };
+  KILN_RETURN_IF_ERROR(dispatchNumeric(
+      x.dtype(),
+      [&](auto tag) -> Status {
+        using T = decltype(tag);
+        if constexpr (std::is_same_v<T, bool> && !kMinMax) {
+          return fail();
+        } else if constexpr (std::is_void_v<R>) {
+          std::vector<uint64_t> scratch(size_t(
+              kiln_ref::reduce_log_sum_exp_scratch_bytes<T>(rank, x.dims().data(), reduced.data()) /
+                  8 +
+              1));
+          kiln_ref::reduce_log_sum_exp(rank, x.dims().data(), reduced.data(), x.data<T>(),
+                                       out.mutableData<T>(), scratch.data());
+          return Status();
+        } else {
+          kiln_ref::reduce(rank, x.dims().data(), reduced.data(), x.data<T>(), out.mutableData<T>(),
+                           R{});
+          return Status();
+        }
+      },
+      fail));
+  return out;
+}
+
+/// R: the kiln_ref reducer; void for ReduceLogSumExp (its own kernel).
+template <typename R>
 Expected<std::vector<Tensor>> evalReduce(const EvalContext& ctx) {
   const Tensor& x = ctx.in(0);
   const bool keepdims = ctx.node().attrInt("keepdims", 1) == 1;
   std::vector<int64_t> axes = ctx.has(1) ? ctx.in(1).toInts() : std::vector<int64_t>{};
   if (axes.empty() && ctx.node().attrInt("noop_with_empty_axes", 0) == 1)
     return std::vector<Tensor>{x};
-  std::vector<bool> reduced(size_t(x.rank()), axes.empty());
+  if (x.rank() > kiln_ref::kMaxRank)
+    return ctx.error("rank {} is above the kernels' limit of {}", x.rank(), kiln_ref::kMaxRank);
+  std::vector<int64_t> reduced(size_t(x.rank()), axes.empty() ? 1 : 0);
   for (int64_t a : axes) {
     if (a < -x.rank() || a >= x.rank()) return ctx.error("axis {} is out of range", a);
-    reduced[size_t(a < 0 ? a + x.rank() : a)] = true;
+    reduced[size_t(a < 0 ? a + x.rank() : a)] = 1;
   }
-  const bool floatOnly = kKind == ReduceKind::LogSum || kKind == ReduceKind::LogSumExp;
-  Expected<Tensor> out = ctx.error("no compile-time evaluation for {}", dtypeName(x.dtype()));
-  switch (x.dtype()) {
-    case DType::F32:
-      out = reduceTyped<float>(kKind, x, reduced, keepdims);
-      break;
-    case DType::F64:
-      out = reduceTyped<double>(kKind, x, reduced, keepdims);
-      break;
-    case DType::I64:
-      if (!floatOnly) out = reduceTyped<int64_t>(kKind, x, reduced, keepdims);
-      break;
-    case DType::I32:
-      if (!floatOnly) out = reduceTyped<int32_t>(kKind, x, reduced, keepdims);
-      break;
-    default:
-      break;
-  }
-  if (!out.ok()) return out.error();
-  return std::vector<Tensor>{std::move(*out)};
+  KILN_ASSIGN_OR_RETURN(Tensor out, reduceWithKernel<R>(ctx, x, reduced, keepdims));
+  return std::vector<Tensor>{std::move(out)};
 }
 
 // ---- ArgMax / ArgMin ----
@@ -228,22 +167,6 @@ Expected<std::vector<TensorType>> inferArg(const InferContext& ctx) {
   if (x.rank() == 0) return ctx.error("data is a scalar; it needs an axis to search along");
   KILN_ASSIGN_OR_RETURN(int64_t axis, normalizeAxis(ctx, ctx.node().attrInt("axis", 0), x.rank()));
   return single(DType::I64, reducedShape(x, {axis}, ctx.node().attrInt("keepdims", 1) == 1));
-}
-
-template <typename T, bool kMax>
-void argTyped(const Tensor& x, int64_t outer, int64_t n, int64_t inner, bool last, int64_t* o) {
-  const T* p = x.data<T>();
-  for (int64_t a = 0; a < outer; ++a)
-    for (int64_t b = 0; b < inner; ++b) {
-      const T* row = p + a * n * inner + b;
-      int64_t best = 0;
-      for (int64_t i = 1; i < n; ++i) {
-        T v = row[i * inner], cur = row[best * inner];
-        bool better = kMax ? (v > cur || (last && v == cur)) : (v < cur || (last && v == cur));
-        if (better) best = i;
-      }
-      o[a * inner + b] = best;
-    }
 }
 
 template <bool kMax>
@@ -264,26 +187,25 @@ Expected<std::vector<Tensor>> evalArg(const EvalContext& ctx) {
     else if (ctx.node().attrInt("keepdims", 1) == 1)
       outDims.push_back(1);
   if (d[size_t(axis)] == 0) return ctx.error("cannot search an empty axis");
-  KILN_ASSIGN_OR_RETURN(Tensor out, Tensor::zeros(DType::I64, outDims));
+  KILN_ASSIGN_OR_RETURN(Tensor out, allocateResult(DType::I64, outDims));
   const bool last = ctx.node().attrInt("select_last_index", 0) == 1;
   int64_t* o = out.mutableData<int64_t>();
   const int64_t n = d[size_t(axis)];
-  switch (x.dtype()) {
-    case DType::F32:
-      argTyped<float, kMax>(x, outer, n, inner, last, o);
-      break;
-    case DType::F64:
-      argTyped<double, kMax>(x, outer, n, inner, last, o);
-      break;
-    case DType::I32:
-      argTyped<int32_t, kMax>(x, outer, n, inner, last, o);
-      break;
-    case DType::I64:
-      argTyped<int64_t, kMax>(x, outer, n, inner, last, o);
-      break;
-    default:
-      return ctx.error("no compile-time evaluation for {}", dtypeName(x.dtype()));
-  }
+  auto fail = [&] {
+    return Status(ctx.error("no compile-time evaluation for {}", dtypeName(x.dtype())));
+  };
+  // The kernel reduce_emit.cc's emitArgReduce calls, with the same [outer, n, inner] view.
+  KILN_RETURN_IF_ERROR(dispatchNumeric(
+      x.dtype(),
+      [&](auto tag) -> Status {
+        using T = decltype(tag);
+        if constexpr (kMax)
+          kiln_ref::argmax(outer, n, inner, x.data<T>(), o, last);
+        else
+          kiln_ref::argmin(outer, n, inner, x.data<T>(), o, last);
+        return Status();
+      },
+      fail));
   return std::vector<Tensor>{std::move(out)};
 }
 
@@ -302,18 +224,19 @@ OpDef row(std::string name, int minIn, int maxIn, InferFn infer, EvalFn eval,
 }  // namespace
 
 void registerReduceOps(OpRegistry& r) {
-  using K = ReduceKind;
   const auto common = &inferReduce<&kReduceTypes>;
-  r.addDef(row("ReduceSum", 1, 2, common, evalReduce<K::Sum>, reduceAttrs()));
-  r.addDef(row("ReduceMean", 1, 2, common, evalReduce<K::Mean>, reduceAttrs()));
-  r.addDef(row("ReduceProd", 1, 2, common, evalReduce<K::Prod>, reduceAttrs()));
-  r.addDef(row("ReduceL1", 1, 2, common, evalReduce<K::L1>, reduceAttrs()));
-  r.addDef(row("ReduceL2", 1, 2, common, evalReduce<K::L2>, reduceAttrs()));
-  r.addDef(row("ReduceLogSum", 1, 2, common, evalReduce<K::LogSum>, reduceAttrs()));
-  r.addDef(row("ReduceLogSumExp", 1, 2, common, evalReduce<K::LogSumExp>, reduceAttrs()));
-  r.addDef(row("ReduceSumSquare", 1, 2, common, evalReduce<K::SumSquare>, reduceAttrs()));
-  r.addDef(row("ReduceMax", 1, 2, inferReduce<&kMinMaxTypes>, evalReduce<K::Max>, reduceAttrs()));
-  r.addDef(row("ReduceMin", 1, 2, inferReduce<&kMinMaxTypes>, evalReduce<K::Min>, reduceAttrs()));
+  const auto minMax = &inferReduce<&kMinMaxTypes>;
+  using namespace kiln_ref;
+  r.addDef(row("ReduceSum", 1, 2, common, evalReduce<ReduceSum>, reduceAttrs()));
+  r.addDef(row("ReduceMean", 1, 2, common, evalReduce<ReduceMean>, reduceAttrs()));
+  r.addDef(row("ReduceProd", 1, 2, common, evalReduce<ReduceProd>, reduceAttrs()));
+  r.addDef(row("ReduceL1", 1, 2, common, evalReduce<ReduceL1>, reduceAttrs()));
+  r.addDef(row("ReduceL2", 1, 2, common, evalReduce<ReduceL2>, reduceAttrs()));
+  r.addDef(row("ReduceLogSum", 1, 2, common, evalReduce<ReduceLogSum>, reduceAttrs()));
+  r.addDef(row("ReduceLogSumExp", 1, 2, common, evalReduce<void>, reduceAttrs()));
+  r.addDef(row("ReduceSumSquare", 1, 2, common, evalReduce<ReduceSumSquare>, reduceAttrs()));
+  r.addDef(row("ReduceMax", 1, 2, minMax, evalReduce<ReduceMax>, reduceAttrs()));
+  r.addDef(row("ReduceMin", 1, 2, minMax, evalReduce<ReduceMin>, reduceAttrs()));
   const std::vector<AttrSpec> argAttrs = {
       {"axis", AttrKind::Int}, {"keepdims", AttrKind::Int}, {"select_last_index", AttrKind::Int}};
   r.addDef(row("ArgMax", 1, 1, inferArg, evalArg<true>, argAttrs));
