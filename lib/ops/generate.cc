@@ -1,8 +1,12 @@
 // Ops that create or rearrange whole tensors: ConstantOfShape, Range, EyeLike, Trilu,
 // Dropout, DepthToSpace, SpaceToDepth.
+#include "ref/misc.h"
+
 #include <cmath>
+#include <type_traits>
 
 #include "dim_math.h"
+#include "dtype_dispatch.h"
 #include "family_registration.h"
 #include "kiln/support/checked_math.h"
 #include "tensor_copy.h"
@@ -101,15 +105,23 @@ struct RangeOp {
         return ctx.error("start, limit and delta must be scalars of one type");
     KILN_ASSIGN_OR_RETURN(int64_t n, rangeCount(ctx, start, ctx.in(1), delta));
     KILN_ASSIGN_OR_RETURN(Tensor out, allocateResult(start.dtype(), {n}));
-    uint8_t* o = out.mutableBytes();
-    if (isFloat(start.dtype())) {
-      double s = start.doubleAt(0), d = delta.doubleAt(0);
-      for (int64_t i = 0; i < n; ++i) storeDouble(start.dtype(), o, i, s + double(i) * d);
-    } else {
-      // Wrapping arithmetic: every value lies between start and limit, so none overflows.
-      uint64_t v = uint64_t(start.intAt(0)), d = uint64_t(delta.intAt(0));
-      for (int64_t i = 0; i < n; ++i, v += d) storeInt(start.dtype(), o, i, int64_t(v));
-    }
+    // The kernel generate_emit.cc's emitRange calls: computed in the element type.
+    auto fail = [&] {
+      return Status(ctx.error("no compile-time evaluation for {}", dtypeName(start.dtype())));
+    };
+    KILN_RETURN_IF_ERROR(dispatchKernelElem(
+        start.dtype(),
+        [&](auto tag) -> Status {
+          using E = decltype(tag);
+          using S = kiln_ref::storage_t<E>;
+          if constexpr (std::is_same_v<E, bool> || std::is_unsigned_v<E>) {
+            return fail();
+          } else {
+            kiln_ref::range<E>(start.data<S>()[0], delta.data<S>()[0], n, out.mutableData<S>());
+            return Status();
+          }
+        },
+        fail));
     return std::vector<Tensor>{std::move(out)};
   }
 };
@@ -133,13 +145,17 @@ struct EyeLikeOp {
     if (!t || x.rank() != 2 || *t == DType::String || *t == DType::Undefined)
       return ctx.error("cannot evaluate EyeLike for this input");
     KILN_ASSIGN_OR_RETURN(Tensor out, allocateResult(*t, x.dims()));
-    int64_t rows = x.dims()[0], cols = x.dims()[1], k = ctx.node().attrInt("k", 0);
-    uint8_t* o = out.mutableBytes();
-    for (int64_t r = 0; r < rows; ++r) {
-      int64_t c = r + k;
-      if (k > cols || c < 0 || c >= cols) continue;
-      storeInt(*t, o, r * cols + c, 1);
-    }
+    const int64_t rows = x.dims()[0], cols = x.dims()[1], k = ctx.node().attrInt("k", 0);
+    auto fail = [&] { return Status(ctx.error("cannot evaluate EyeLike for this input")); };
+    // The kernel generate_emit.cc's emitEyeLike calls.
+    KILN_RETURN_IF_ERROR(dispatchKernelElem(
+        *t,
+        [&](auto tag) -> Status {
+          using E = decltype(tag);
+          kiln_ref::eye_like<E>(rows, cols, k, out.mutableData<kiln_ref::storage_t<E>>());
+          return Status();
+        },
+        fail));
     return std::vector<Tensor>{std::move(out)};
   }
 };
