@@ -225,6 +225,37 @@ inline void cast(int64_t n, const storage_t<From>* in, storage_t<To>* out) {
   for (int64_t i = 0; i < n; ++i) out[i] = cast_value<From, To>(in[i]);
 }
 
+/// One value of element type From converted to bfloat16 by truncation (round toward zero),
+/// as ONNX's reference did for Cast before opset 19; NaN stays a quiet NaN, overflow of a
+/// finite value gives the largest finite bfloat16.
+template <class From>
+inline uint16_t cast_value_bf16_truncate(storage_t<From> v) {
+  if constexpr (std::is_same_v<From, bf16_tag> || std::is_same_v<From, bool>) {
+    return cast_value<From, bf16_tag>(v);  // already exact in bfloat16
+  } else {
+    float f;  // rounded to odd: truncating that to bfloat16 truncates the exact value
+    if constexpr (is_half_v<From>)
+      f = load<From>(v);
+    else if constexpr (std::is_same_v<From, float>)
+      f = v;
+    else if constexpr (std::is_same_v<From, double>)
+      f = double_to_float_odd(v);
+    else
+      f = int_to_float_odd(v);
+    uint32_t bits;
+    std::memcpy(&bits, &f, 4);
+    if ((bits & 0x7fffffffu) > 0x7f800000u) return uint16_t((bits >> 16) | 0x40);  // quiet NaN
+    return uint16_t(bits >> 16);
+  }
+}
+
+/// Cast to bfloat16 by truncation: cast<From, bf16_tag> with round-toward-zero instead of
+/// round-to-nearest-even (ONNX Cast before opset 19, whose reference truncated).
+template <class From>
+inline void cast_bf16_truncate(int64_t n, const storage_t<From>* in, uint16_t* out) {
+  for (int64_t i = 0; i < n; ++i) out[i] = cast_value_bf16_truncate<From>(in[i]);
+}
+
 // ---- helpers for kernels that compute in double ----
 
 /// Widens any element to double (bool -> 0/1).

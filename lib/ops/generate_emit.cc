@@ -7,11 +7,19 @@
 namespace kiln {
 namespace {
 
-/// Cast and CastLike: the output's dtype is the target.
+/// Cast and CastLike: the output's dtype is the target. round_mode "truncate" (Cast before
+/// opset 19) makes casts to bf16 round toward zero; evaluate (cast.cc) runs the same kernels.
 Status emitCast(const Node& n, EmitContext& ctx) {
   KILN_ASSIGN_OR_RETURN(std::string from, valueKernelType(n, n.input(0), ctx));
   KILN_ASSIGN_OR_RETURN(std::string to, valueKernelType(n, n.output(0), ctx));
   ctx.useHeader("kiln_ref/cast.h");
+  if (n.output(0)->dtype() == DType::BF16 && n.input(0)->dtype() != DType::BF16 &&
+      n.attrString("round_mode", "nearest_even") == "truncate") {
+    ctx.call("kiln_ref::cast_bf16_truncate",
+             fmt::format("kiln_ref::cast_bf16_truncate<{}>({}, {}, {});", from,
+                         staticNumel(n.output(0)), ctx.input(0), ctx.output(0)));
+    return Status();
+  }
   ctx.call("kiln_ref::cast", fmt::format("kiln_ref::cast<{}, {}>({}, {}, {});", from, to,
                                          staticNumel(n.output(0)), ctx.input(0), ctx.output(0)));
   return Status();

@@ -71,13 +71,11 @@ Expected<Tensor> takeStrided(const Tensor& src, std::vector<int64_t> dims,
 /// The same elements with new dims (element counts must match).
 Expected<Tensor> withDims(const Tensor& src, std::vector<int64_t> dims);
 
-/// Converts every element to `to` with ONNX Cast semantics: float→int truncates toward
-/// zero, integer narrowing wraps, anything nonzero (and NaN) is true. Strings are only
-/// converted to strings.
-Expected<Tensor> castTensor(const Tensor& src, DType to);
-/// Stores v into element i of numeric storage of type t (rounding to f16/bf16 as needed).
-void storeDouble(DType t, uint8_t* data, int64_t i, double v);
-/// Stores an integer into element i of numeric storage of type t (wrapping like a C cast).
-void storeInt(DType t, uint8_t* data, int64_t i, int64_t v);
+/// Converts every element to `to` with the Cast kernel the generated code runs
+/// (kiln_ref::cast: float→int truncates toward zero and wraps, integer narrowing wraps,
+/// anything nonzero and NaN are true, float narrowing rounds to nearest even once); with
+/// truncateBf16, casts to bf16 round toward zero (kiln_ref::cast_bf16_truncate). Strings are
+/// only converted to strings.
+Expected<Tensor> castTensor(const Tensor& src, DType to, bool truncateBf16 = false);
 
 }  // namespace kiln

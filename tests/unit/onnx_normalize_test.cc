@@ -205,6 +205,23 @@ TEST(OnnxNormalize, UpsampleBecomesResize) {
   EXPECT_EQ(rn->input(2)->name(), "scales");
 }
 
+TEST(OnnxNormalize, CastToBFloat16TruncatesBeforeOpset19) {
+  // ONNX's reference truncated float→bfloat16 before opset 19; opset 19 rounds to nearest even.
+  auto roundMode = [](int64_t opset, int to) {
+    OneNode cast = oneNode(opset, "Cast");
+    attrInt(cast.node, "to", to);
+    Model m = importOk(cast.model);
+    return findNode(*m.graph, "n")->attrString("round_mode", "(none)");
+  };
+  EXPECT_EQ(roundMode(13, onnx::TensorProto::BFLOAT16), "truncate");
+  EXPECT_EQ(roundMode(19, onnx::TensorProto::BFLOAT16), "(none)");
+  EXPECT_EQ(roundMode(13, onnx::TensorProto::FLOAT16), "(none)");
+  OneNode like = oneNode(15, "CastLike", {"x", "x"});
+  EXPECT_EQ(findNode(*importOk(like.model).graph, "n")->attrString("round_mode", ""), "truncate");
+  OneNode like19 = oneNode(19, "CastLike", {"x", "x"});
+  EXPECT_FALSE(findNode(*importOk(like19.model).graph, "n")->hasAttr("round_mode"));
+}
+
 TEST(OnnxNormalize, ConstantsCastsAndOtherAttributeForms) {
   OneNode c = oneNode(13, "Constant", {}, {"y"});
   attrInts(c.node, "value_ints", {4, 5});

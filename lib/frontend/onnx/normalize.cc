@@ -271,8 +271,21 @@ Status dtypeAttr(NodeSpec& n, NormalizeContext& nctx, const std::string& attr) {
   it->second = Attribute(std::string(dtypeName(*dt)));
   return Status();
 }
+// Before opset 19 ONNX's reference truncated float→bfloat16 (its node tests expect that);
+// opset 19 specifies round to nearest even, kiln's default.
+void truncateBf16BeforeOpset19(NodeSpec& n, const NormalizeContext& nctx) {
+  if (nctx.since() < 19) n.attrs["round_mode"] = Attribute(std::string("truncate"));
+}
 Status castTo(NodeSpec& n, NormalizeContext& nctx) {
-  return dtypeAttr(n, nctx, "to");
+  KILN_RETURN_IF_ERROR(dtypeAttr(n, nctx, "to"));
+  auto to = n.attrs.find("to");  // only casts to bf16 round differently
+  if (to != n.attrs.end() && to->second.s() == dtypeName(DType::BF16))
+    truncateBf16BeforeOpset19(n, nctx);
+  return Status();
+}
+Status castLikeRounding(NodeSpec& n, NormalizeContext& nctx) {
+  truncateBf16BeforeOpset19(n, nctx);
+  return Status();
 }
 Status dtypeToName(NodeSpec& n, NormalizeContext& nctx) {
   return dtypeAttr(n, nctx, "dtype");
@@ -423,6 +436,7 @@ constexpr NormalizeRule kRules[] = {
     {"BatchNormalization", 0, batchNormInference},
     {"Dropout", 12, dropRatio},
     {"Cast", 0, castTo},
+    {"CastLike", 19, castLikeRounding},
     {"EyeLike", 0, dtypeToName},
     {"RandomNormal", 0, dtypeToName},
     {"RandomUniform", 0, dtypeToName},
