@@ -1,4 +1,6 @@
 // Signal-processing ops: DFT, STFT, Hann/Hamming/Blackman windows, MelWeightMatrix.
+#include <cmath>
+
 #include "dim_math.h"
 #include "family_registration.h"
 
@@ -109,6 +111,53 @@ struct WindowOp {
     KILN_ASSIGN_OR_RETURN(DType t, dtypeAttr(ctx, "output_datatype", DType::F32));
     KILN_ASSIGN_OR_RETURN(Dim n, scalarDim(ctx, 0, "size"));
     return single(t, Shape({n}));
+  }
+  // Folds the window when `size` is known: w[k] = sum_j a_j cos(2 pi j k / N') with
+  // N' = size (periodic) or size - 1 (symmetric), computed in double (ONNX reference).
+  static Expected<std::vector<Tensor>> evaluate(const EvalContext& ctx) {
+    const Tensor& sizeT = ctx.in(0);
+    if (sizeT.numElements() != 1) return ctx.error("size must be a scalar");
+    const int64_t size = sizeT.intAt(0);
+    if (size < 0 || size > (int64_t(1) << 24)) return ctx.error("size {} is out of range", size);
+    DType t = DType::F32;
+    if (const Attribute* a = ctx.node().attr("output_datatype");
+        a && a->kind() == AttrKind::String) {
+      auto parsed = parseDType(a->s());
+      t = parsed ? *parsed : DType::Undefined;
+    }
+    if (t != DType::F32 && t != DType::F64)
+      return ctx.error("no compile-time evaluation for this output_datatype");
+    const bool periodic = ctx.node().attrInt("periodic", 1) != 0;
+    const double denom = double(periodic ? size : size - 1);
+    const double a0 = kKind == 0 ? 0.5 : kKind == 1 ? 25.0 / 46.0 : 0.42;
+    const double a1 = kKind == 2 ? 0.5 : 1.0 - a0, a2 = kKind == 2 ? 0.08 : 0.0;
+    const double pi = 3.14159265358979323846;
+    std::vector<double> w(size_t(size), 0.0);
+    for (int64_t k = 0; k < size; ++k) {
+      const double x = denom == 0 ? 0.0 : 2 * pi * double(k) / denom;
+      w[size_t(k)] = a0 - a1 * std::cos(x) + a2 * std::cos(2 * x);
+    }
+    if (t == DType::F64) return std::vector<Tensor>{Tensor::fromVector<double>(t, {size}, w)};
+    std::vector<float> f(w.begin(), w.end());
+    return std::vector<Tensor>{Tensor::fromVector<float>(t, {size}, f)};
+  }
+  // With a static output length the window is a constant: checks that the run-time size
+  // agrees, then copies the values folded above.
+  static Status emit(const Node& n, EmitContext& ctx) {
+    if (n.output(0)->dtype() != DType::F32 || !n.output(0)->shape().numElements())
+      return ctx.unsupported("window of a non-f32 type");
+    const int64_t size = *n.output(0)->shape().numElements();
+    KILN_ASSIGN_OR_RETURN(Tensor sizeT, Tensor::fromBytes(DType::I64, {}, &size, sizeof(size)));
+    std::vector<const Tensor*> ins{&sizeT};
+    KILN_ASSIGN_OR_RETURN(auto folded, evaluate(EvalContext(n, ins)));
+    const float* v = folded[0].data<float>();
+    ctx.call("memcpy",
+             fmt::format("if (int64_t(({})[0]) != {}) return KILN_ERR_DATA;", ctx.input(0), size));
+    if (size > 0)
+      ctx.call("memcpy",
+               fmt::format("std::memcpy({}, {}, {});", ctx.output(0),
+                           ctx.constFloatArray(std::vector<float>(v, v + size)), size * 4));
+    return Status();
   }
 };
 
