@@ -1,12 +1,15 @@
 // Activation ops: pointwise nonlinearities (Relu ... Mish), Clip, PRelu, Shrink, and the
-// single-axis Softmax/LogSoftmax/Hardmax. One table row per op; pointwise ones fold on f32/f64.
-#include <algorithm>
-#include <cmath>
-#include <limits>
+// single-axis Softmax/LogSoftmax/Hardmax. One table row per op; pointwise ones and Clip fold
+// through the kernels/ref/activation.h functors the generated code applies.
+#include "ref/activation.h"
+#include "ref/elementwise.h"
+
 #include <type_traits>
 
+#include "dtype_dispatch.h"
 #include "kiln/ops/registry.h"
 #include "shape_math.h"
+#include "tensor_copy.h"
 
 namespace kiln {
 namespace {
@@ -21,123 +24,71 @@ constexpr std::initializer_list<DType> kNumeric = {DType::F32, DType::F16, DType
                                                    DType::I8,  DType::U8,  DType::I16,  DType::U16,
                                                    DType::I32, DType::U32, DType::I64,  DType::U64};
 
-// ---- pointwise functions; each reads its attributes (ONNX defaults) once per node ----
+// ---- evaluation: the kernels/ref/activation.h functors nn_emit.cc emits, with the same
+// attributes (ONNX defaults), applied by kiln_ref::unary ----
 
-struct ReluFn {
-  explicit ReluFn(const Node&) {}
-  double operator()(double x) const { return x > 0 ? x : 0; }
-};
-struct LeakyReluFn {
-  double alpha;
-  explicit LeakyReluFn(const Node& n) : alpha(n.attrFloat("alpha", 0.01f)) {}
-  double operator()(double x) const { return x >= 0 ? x : alpha * x; }
-};
-struct EluFn {
-  double alpha;
-  explicit EluFn(const Node& n) : alpha(n.attrFloat("alpha", 1.0f)) {}
-  double operator()(double x) const { return x >= 0 ? x : alpha * std::expm1(x); }
-};
-struct SeluFn {
-  double alpha, gamma;
-  explicit SeluFn(const Node& n)
-      : alpha(n.attrFloat("alpha", 1.67326319217681884765625f)),
-        gamma(n.attrFloat("gamma", 1.05070102214813232421875f)) {}
-  double operator()(double x) const { return gamma * (x > 0 ? x : alpha * std::expm1(x)); }
-};
-struct CeluFn {
-  double alpha;
-  explicit CeluFn(const Node& n) : alpha(n.attrFloat("alpha", 1.0f)) {}
-  double operator()(double x) const {
-    return std::max(0.0, x) + std::min(0.0, alpha * std::expm1(x / alpha));
-  }
-};
-struct SigmoidFn {
-  explicit SigmoidFn(const Node&) {}
-  double operator()(double x) const { return 1.0 / (1.0 + std::exp(-x)); }
-};
-struct HardSigmoidFn {
-  double alpha, beta;
-  explicit HardSigmoidFn(const Node& n)
-      : alpha(n.attrFloat("alpha", 0.2f)), beta(n.attrFloat("beta", 0.5f)) {}
-  double operator()(double x) const { return std::clamp(alpha * x + beta, 0.0, 1.0); }
-};
-struct HardSwishFn {
-  explicit HardSwishFn(const Node&) {}
-  double operator()(double x) const { return x * std::clamp(x / 6.0 + 0.5, 0.0, 1.0); }
-};
-struct TanhFn {
-  explicit TanhFn(const Node&) {}
-  double operator()(double x) const { return std::tanh(x); }
-};
-struct SoftplusFn {
-  explicit SoftplusFn(const Node&) {}
-  double operator()(double x) const { return std::log1p(std::exp(x)); }
-};
-struct SoftsignFn {
-  explicit SoftsignFn(const Node&) {}
-  double operator()(double x) const { return x / (1.0 + std::fabs(x)); }
-};
-struct ThresholdedReluFn {
-  double alpha;
-  explicit ThresholdedReluFn(const Node& n) : alpha(n.attrFloat("alpha", 1.0f)) {}
-  double operator()(double x) const { return x > alpha ? x : 0; }
-};
-struct GeluFn {
-  bool tanhApprox;
-  explicit GeluFn(const Node& n) : tanhApprox(n.attrString("approximate", "none") == "tanh") {}
-  double operator()(double x) const {
-    if (!tanhApprox) return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0)));
-    const double c = std::sqrt(2.0 / M_PI);
-    return 0.5 * x * (1.0 + std::tanh(c * (x + 0.044715 * x * x * x)));
-  }
-};
-struct MishFn {
-  explicit MishFn(const Node&) {}
-  double operator()(double x) const { return x * std::tanh(std::log1p(std::exp(x))); }
-};
-struct ShrinkFn {
-  double bias, lambd;
-  explicit ShrinkFn(const Node& n)
-      : bias(n.attrFloat("bias", 0.0f)), lambd(n.attrFloat("lambd", 0.5f)) {}
-  double operator()(double x) const { return x < -lambd ? x + bias : x > lambd ? x - bias : 0.0; }
-};
+template <typename Fn>
+Fn makeActivation(const Node&) {
+  return Fn{};
+}
+template <>
+kiln_ref::LeakyRelu makeActivation(const Node& n) {
+  return {n.attrFloat("alpha", 0.01f)};
+}
+template <>
+kiln_ref::Elu makeActivation(const Node& n) {
+  return {n.attrFloat("alpha", 1.0f)};
+}
+template <>
+kiln_ref::Celu makeActivation(const Node& n) {
+  return {n.attrFloat("alpha", 1.0f)};
+}
+template <>
+kiln_ref::Selu makeActivation(const Node& n) {
+  return {n.attrFloat("alpha", 1.67326319217681884765625f),
+          n.attrFloat("gamma", 1.05070102214813232421875f)};
+}
+template <>
+kiln_ref::HardSigmoid makeActivation(const Node& n) {
+  return {n.attrFloat("alpha", 0.2f), n.attrFloat("beta", 0.5f)};
+}
+template <>
+kiln_ref::ThresholdedRelu makeActivation(const Node& n) {
+  return {n.attrFloat("alpha", 1.0f)};
+}
+template <>
+kiln_ref::Gelu makeActivation(const Node& n) {
+  return {n.attrString("approximate", "none") == "tanh"};
+}
+template <>
+kiln_ref::Shrink makeActivation(const Node& n) {
+  return {n.attrFloat("bias", 0.0f), n.attrFloat("lambd", 0.5f)};
+}
 
-// Applies Fn elementwise to f32/f64 input 0 (and to integer types where ints are allowed,
-// through double, which is exact for the small values constant folding sees).
+// Applies Fn elementwise on the types the emitter accepts: f32/f64, and for Relu the signed
+// integers as well.
 template <typename Fn>
 Expected<std::vector<Tensor>> evalPointwise(const EvalContext& ctx) {
   const Tensor& x = ctx.in(0);
-  Fn fn(ctx.node());
-  KILN_ASSIGN_OR_RETURN(Tensor out, Tensor::zeros(x.dtype(), x.dims()));
-  auto run = [&](auto tag) {
-    using T = decltype(tag);
-    const T* a = x.data<T>();
-    T* o = out.mutableData<T>();
-    for (int64_t i = 0; i < x.numElements(); ++i) o[i] = T(fn(double(a[i])));
+  const Fn fn = makeActivation<Fn>(ctx.node());
+  KILN_ASSIGN_OR_RETURN(Tensor out, allocateResult(x.dtype(), x.dims()));
+  auto fail = [&] {
+    return Status(ctx.error("no compile-time evaluation for {}", dtypeName(x.dtype())));
   };
-  switch (x.dtype()) {
-    case DType::F32:
-      run(float{});
-      break;
-    case DType::F64:
-      run(double{});
-      break;
-    default:
-      return ctx.error("no compile-time evaluation for {}", dtypeName(x.dtype()));
-  }
-  return std::vector<Tensor>{std::move(out)};
-}
-
-Expected<std::vector<Tensor>> evalRelu(const EvalContext& ctx) {
-  const Tensor& x = ctx.in(0);
-  if (x.dtype() != DType::I64 && x.dtype() != DType::I32) return evalPointwise<ReluFn>(ctx);
-  KILN_ASSIGN_OR_RETURN(Tensor out, Tensor::zeros(x.dtype(), x.dims()));
-  for (int64_t i = 0; i < x.numElements(); ++i) {
-    if (x.dtype() == DType::I64)
-      out.mutableData<int64_t>()[i] = std::max<int64_t>(0, x.data<int64_t>()[i]);
-    else
-      out.mutableData<int32_t>()[i] = std::max<int32_t>(0, x.data<int32_t>()[i]);
-  }
+  KILN_RETURN_IF_ERROR(dispatchNumeric(
+      x.dtype(),
+      [&](auto tag) -> Status {
+        using T = decltype(tag);
+        constexpr bool kReluInt =
+            std::is_same_v<Fn, kiln_ref::Relu> && std::is_integral_v<T> && std::is_signed_v<T>;
+        if constexpr (std::is_floating_point_v<T> || kReluInt) {
+          kiln_ref::unary(x.numElements(), x.data<T>(), out.mutableData<T>(), fn);
+          return Status();
+        } else {
+          return fail();
+        }
+      },
+      fail));
   return std::vector<Tensor>{std::move(out)};
 }
 
@@ -210,42 +161,26 @@ Expected<std::vector<Tensor>> evalClip(const EvalContext& ctx) {
   for (size_t i : {size_t(1), size_t(2)})
     if (ctx.has(i) && (ctx.in(i).dtype() != x.dtype() || ctx.in(i).numElements() != 1))
       return ctx.error("min/max must be scalars of the input's type");
-  KILN_ASSIGN_OR_RETURN(Tensor out, Tensor::zeros(x.dtype(), x.dims()));
-  auto run = [&](auto tag) -> Status {
-    using T = decltype(tag);
-    T lo = ctx.has(1) ? ctx.in(1).data<T>()[0] : std::numeric_limits<T>::lowest();
-    T hi = ctx.has(2) ? ctx.in(2).data<T>()[0] : std::numeric_limits<T>::max();
-    const T* a = x.data<T>();
-    T* o = out.mutableData<T>();
-    // min(max(x, lo), hi): max wins when min > max, and NaN passes through, as in the spec.
-    for (int64_t i = 0; i < x.numElements(); ++i) {
-      T m = a[i] < lo ? lo : a[i];
-      o[i] = m > hi ? hi : m;
-    }
-    return Status();
+  KILN_ASSIGN_OR_RETURN(Tensor out, allocateResult(x.dtype(), x.dims()));
+  auto fail = [&] {
+    return Status(ctx.error("no compile-time evaluation for {}", dtypeName(x.dtype())));
   };
-  switch (x.dtype()) {
-    case DType::F32:
-      KILN_RETURN_IF_ERROR(run(float{}));
-      break;
-    case DType::F64:
-      KILN_RETURN_IF_ERROR(run(double{}));
-      break;
-    case DType::I64:
-      KILN_RETURN_IF_ERROR(run(int64_t{}));
-      break;
-    case DType::I32:
-      KILN_RETURN_IF_ERROR(run(int32_t{}));
-      break;
-    case DType::I8:
-      KILN_RETURN_IF_ERROR(run(int8_t{}));
-      break;
-    case DType::U8:
-      KILN_RETURN_IF_ERROR(run(uint8_t{}));
-      break;
-    default:
-      return ctx.error("no compile-time evaluation for {}", dtypeName(x.dtype()));
-  }
+  // The functor nn_emit.cc's emitClip applies: absent bounds are ClipBounds (±inf for floats).
+  KILN_RETURN_IF_ERROR(dispatchNumeric(
+      x.dtype(),
+      [&](auto tag) -> Status {
+        using T = decltype(tag);
+        if constexpr (std::is_same_v<T, bool>) {
+          return fail();
+        } else {
+          kiln_ref::Clip<T> clip{
+              ctx.has(1) ? ctx.in(1).data<T>()[0] : kiln_ref::ClipBounds<T>::lowest(),
+              ctx.has(2) ? ctx.in(2).data<T>()[0] : kiln_ref::ClipBounds<T>::highest()};
+          kiln_ref::unary(x.numElements(), x.data<T>(), out.mutableData<T>(), clip);
+          return Status();
+        }
+      },
+      fail));
   return std::vector<Tensor>{std::move(out)};
 }
 
@@ -277,24 +212,25 @@ OpDef row(std::string name, int minIn, int maxIn, InferFn infer, EvalFn eval = n
 void registerActivationOps(OpRegistry& r) {
   const auto floats = &inferPointwise<&kFloats>;
   const AttrSpec alpha{"alpha", AttrKind::Float};
-  r.addDef(row("Relu", 1, 1, inferPointwise<&kReluTypes>, evalRelu));
-  r.addDef(row("LeakyRelu", 1, 1, floats, evalPointwise<LeakyReluFn>, {alpha}));
+  r.addDef(row("Relu", 1, 1, inferPointwise<&kReluTypes>, evalPointwise<kiln_ref::Relu>));
+  r.addDef(row("LeakyRelu", 1, 1, floats, evalPointwise<kiln_ref::LeakyRelu>, {alpha}));
   r.addDef(row("PRelu", 2, 2, inferPRelu));
-  r.addDef(row("Elu", 1, 1, floats, evalPointwise<EluFn>, {alpha}));
-  r.addDef(row("Selu", 1, 1, floats, evalPointwise<SeluFn>, {alpha, {"gamma", AttrKind::Float}}));
-  r.addDef(row("Celu", 1, 1, inferCelu, evalPointwise<CeluFn>, {alpha}));
-  r.addDef(row("Sigmoid", 1, 1, floats, evalPointwise<SigmoidFn>));
-  r.addDef(row("HardSigmoid", 1, 1, floats, evalPointwise<HardSigmoidFn>,
+  r.addDef(row("Elu", 1, 1, floats, evalPointwise<kiln_ref::Elu>, {alpha}));
+  r.addDef(row("Selu", 1, 1, floats, evalPointwise<kiln_ref::Selu>,
+               {alpha, {"gamma", AttrKind::Float}}));
+  r.addDef(row("Celu", 1, 1, inferCelu, evalPointwise<kiln_ref::Celu>, {alpha}));
+  r.addDef(row("Sigmoid", 1, 1, floats, evalPointwise<kiln_ref::Sigmoid>));
+  r.addDef(row("HardSigmoid", 1, 1, floats, evalPointwise<kiln_ref::HardSigmoid>,
                {alpha, {"beta", AttrKind::Float}}));
-  r.addDef(row("HardSwish", 1, 1, floats, evalPointwise<HardSwishFn>));
-  r.addDef(row("Tanh", 1, 1, floats, evalPointwise<TanhFn>));
-  r.addDef(row("Softplus", 1, 1, floats, evalPointwise<SoftplusFn>));
-  r.addDef(row("Softsign", 1, 1, floats, evalPointwise<SoftsignFn>));
-  r.addDef(row("ThresholdedRelu", 1, 1, floats, evalPointwise<ThresholdedReluFn>, {alpha}));
-  r.addDef(
-      row("Gelu", 1, 1, inferGelu, evalPointwise<GeluFn>, {{"approximate", AttrKind::String}}));
-  r.addDef(row("Mish", 1, 1, floats, evalPointwise<MishFn>));
-  r.addDef(row("Shrink", 1, 1, inferPointwise<&kNumeric>, evalPointwise<ShrinkFn>,
+  r.addDef(row("HardSwish", 1, 1, floats, evalPointwise<kiln_ref::HardSwish>));
+  r.addDef(row("Tanh", 1, 1, floats, evalPointwise<kiln_ref::Tanh>));
+  r.addDef(row("Softplus", 1, 1, floats, evalPointwise<kiln_ref::Softplus>));
+  r.addDef(row("Softsign", 1, 1, floats, evalPointwise<kiln_ref::Softsign>));
+  r.addDef(row("ThresholdedRelu", 1, 1, floats, evalPointwise<kiln_ref::ThresholdedRelu>, {alpha}));
+  r.addDef(row("Gelu", 1, 1, inferGelu, evalPointwise<kiln_ref::Gelu>,
+               {{"approximate", AttrKind::String}}));
+  r.addDef(row("Mish", 1, 1, floats, evalPointwise<kiln_ref::Mish>));
+  r.addDef(row("Shrink", 1, 1, inferPointwise<&kNumeric>, evalPointwise<kiln_ref::Shrink>,
                {{"bias", AttrKind::Float}, {"lambd", AttrKind::Float}}));
   r.addDef(row("Clip", 1, 3, inferClip, evalClip));
   for (const char* op : {"Softmax", "LogSoftmax", "Hardmax"})

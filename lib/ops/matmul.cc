@@ -1,11 +1,16 @@
-// Matrix products: MatMul (numpy semantics, folded on small tensors), Gemm, MatMulInteger,
-// QLinearMatMul and Einsum.
+// Matrix products: MatMul (numpy semantics, folded through kernels/ref/gemm.h), Gemm,
+// MatMulInteger, QLinearMatMul and Einsum.
+#include "ref/gemm.h"
+
 #include <algorithm>
 #include <map>
+#include <type_traits>
 
+#include "dtype_dispatch.h"
 #include "kiln/ops/registry.h"
 #include "kiln/support/checked_math.h"
 #include "shape_math.h"
+#include "tensor_copy.h"
 
 namespace kiln {
 namespace {
@@ -59,35 +64,6 @@ struct MatMulOp {
     return single(ctx.in(0).dtype, std::move(s));
   }
 
-  template <typename T>
-  static void multiply(const Tensor& a, const Tensor& b, Tensor& out, int64_t m, int64_t k,
-                       int64_t n, const std::vector<int64_t>& batch, const std::vector<int64_t>& sa,
-                       const std::vector<int64_t>& sb) {
-    const T* pa = a.data<T>();
-    const T* pb = b.data<T>();
-    T* po = out.mutableData<T>();
-    std::vector<int64_t> idx(batch.size(), 0);
-    int64_t offA = 0, offB = 0;
-    const int64_t count = out.numElements() / std::max<int64_t>(1, m * n);
-    for (int64_t e = 0; e < count; ++e, po += m * n) {
-      for (int64_t i = 0; i < m; ++i)
-        for (int64_t j = 0; j < n; ++j) {
-          T acc = T(0);
-          for (int64_t p = 0; p < k; ++p) acc += pa[offA + i * k + p] * pb[offB + p * n + j];
-          po[i * n + j] = acc;
-        }
-      for (size_t d = batch.size(); d-- > 0;) {
-        ++idx[d];
-        offA += sa[d];
-        offB += sb[d];
-        if (idx[d] < batch[d]) break;
-        offA -= sa[d] * idx[d];
-        offB -= sb[d] * idx[d];
-        idx[d] = 0;
-      }
-    }
-  }
-
   // Reference product; validates shapes itself since folding may call it outside inference.
   static Expected<std::vector<Tensor>> evaluate(const EvalContext& ctx) {
     const Tensor& a = ctx.in(0);
@@ -108,26 +84,30 @@ struct MatMulOp {
     std::vector<int64_t> outDims = *batch;
     if (!aVec) outDims.push_back(m);
     if (!bVec) outDims.push_back(n);
-    KILN_ASSIGN_OR_RETURN(Tensor out, Tensor::zeros(a.dtype(), outDims));
+    if (batch->size() > size_t(kiln_ref::kMaxRank))
+      return ctx.error("{} batch dims are above the kernels' limit of {}", batch->size(),
+                       kiln_ref::kMaxRank);
+    KILN_ASSIGN_OR_RETURN(Tensor out, allocateResult(a.dtype(), outDims));
     auto sa = broadcastStrides(batchA, *batch), sb = broadcastStrides(batchB, *batch);
     for (auto& s : sa) s *= m * k;  // strides in matrices, scaled to elements
     for (auto& s : sb) s *= k * n;
-    switch (a.dtype()) {
-      case DType::F32:
-        multiply<float>(a, b, out, m, k, n, *batch, sa, sb);
-        break;
-      case DType::F64:
-        multiply<double>(a, b, out, m, k, n, *batch, sa, sb);
-        break;
-      case DType::I32:
-        multiply<int32_t>(a, b, out, m, k, n, *batch, sa, sb);
-        break;
-      case DType::I64:
-        multiply<int64_t>(a, b, out, m, k, n, *batch, sa, sb);
-        break;
-      default:
-        return ctx.error("no compile-time evaluation for {}", dtypeName(a.dtype()));
-    }
+    auto fail = [&] {
+      return Status(ctx.error("no compile-time evaluation for {}", dtypeName(a.dtype())));
+    };
+    // The kernel nn_emit.cc's emitMatMul calls, with the same batch geometry.
+    KILN_RETURN_IF_ERROR(dispatchNumeric(
+        a.dtype(),
+        [&](auto tag) -> Status {
+          using T = decltype(tag);
+          if constexpr (std::is_same_v<T, bool>) {
+            return fail();
+          } else {
+            kiln_ref::matmul(int(batch->size()), batch->data(), sa.data(), sb.data(), m, n, k,
+                             a.data<T>(), b.data<T>(), out.mutableData<T>());
+            return Status();
+          }
+        },
+        fail));
     return std::vector<Tensor>{std::move(out)};
   }
 };
