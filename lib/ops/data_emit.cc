@@ -2,6 +2,7 @@
 // SpaceToDepth, Trilu, ReverseSequence): calls of the byte-moving kernels in
 // kernels/ref/copy.h, one instantiation for every element type.
 #include <numeric>
+#include <optional>
 
 #include "emit_support.h"
 #include "shape_math.h"
@@ -54,6 +55,28 @@ Expected<std::pair<std::vector<int64_t>, std::vector<int64_t>>> constantSlice(
   return std::make_pair(first, step);
 }
 
+/// The element offset of a slice that is one contiguous range of its input (unit steps, at most
+/// one axis cut, every dim before it 1), else nullopt.
+std::optional<int64_t> contiguousSliceOffset(const std::vector<int64_t>& in,
+                                             const std::vector<int64_t>& out,
+                                             const std::vector<int64_t>& first,
+                                             const std::vector<int64_t>& step) {
+  std::optional<size_t> cut;
+  for (size_t d = 0; d < in.size(); ++d) {
+    if (out[d] == 0) return std::nullopt;
+    if (step[d] != 1 && out[d] > 1) return std::nullopt;
+    if (out[d] == in[d] && first[d] == 0) continue;
+    if (cut) return std::nullopt;
+    cut = d;
+  }
+  if (!cut) return int64_t(0);
+  for (size_t d = 0; d < *cut; ++d)
+    if (in[d] != 1) return std::nullopt;
+  int64_t inner = 1;
+  for (size_t d = *cut + 1; d < in.size(); ++d) inner *= in[d];
+  return first[*cut] * inner;
+}
+
 Status emitSlice(const Node& n, EmitContext& ctx) {
   KILN_ASSIGN_OR_RETURN(int64_t es, elementBytes(n, n.input(0), ctx));
   auto in = staticDims(n.input(0)), out = staticDims(n.output(0));
@@ -65,6 +88,9 @@ Status emitSlice(const Node& n, EmitContext& ctx) {
   std::string dims = ctx.constArray(in), outDims = ctx.constArray(out);
   if (allKnown) {
     KILN_ASSIGN_OR_RETURN(auto plan, constantSlice(n, ctx, in, out));
+    if (auto offset = contiguousSliceOffset(in, out, plan.first, plan.second);
+        offset && ctx.aliasOutput(0, 0, *offset * es))
+      return Status();  // one contiguous range of the input: a view
     ctx.call("kiln_ref::slice",
              fmt::format("kiln_ref::slice({}, {}, {}, {}, {}, {}, {}, {});", in.size(), dims,
                          ctx.constArray(plan.first), ctx.constArray(plan.second), outDims, es,
@@ -99,24 +125,37 @@ Status emitSplit(const Node& n, EmitContext& ctx) {
   auto axis = axisIn(n.attrInt("axis", 0), int64_t(in.size()));
   if (!axis) return ctx.unsupported("Split axis out of range");
   std::vector<int64_t> axisDims;
-  std::string outs;
   for (size_t k = 0; k < n.numOutputs(); ++k) {
     const Value* o = n.output(k);
     if (!o) return ctx.unsupported("Split with an omitted output");
-    int64_t part = staticDims(o)[size_t(*axis)];
-    axisDims.push_back(part);
-    outs += (k ? ", " : "") + voidOut(ctx, k);
+    axisDims.push_back(staticDims(o)[size_t(*axis)]);
   }
   int64_t total = std::accumulate(axisDims.begin(), axisDims.end(), int64_t(0));
   if (total != in[size_t(*axis)])
     return ctx.unsupported("Split whose outputs do not add up to the input");
+  const int64_t outer = dimsProduct(in, 0, size_t(*axis));
+  const int64_t inner = dimsProduct(in, size_t(*axis) + 1, in.size());
+  if (outer == 1) {
+    // Each output is one contiguous range of the input: a view where allowed, else a copy.
+    int64_t offset = 0;
+    for (size_t k = 0; k < n.numOutputs(); ++k) {
+      int64_t bytes = axisDims[k] * inner * es;
+      if (!ctx.aliasOutput(k, 0, offset) && bytes > 0)
+        ctx.call("memcpy",
+                 fmt::format("std::memcpy({}, static_cast<const unsigned char*>({}) + {}, {});",
+                             voidOut(ctx, k), voidIn(ctx, 0), offset, bytes));
+      offset += bytes;
+    }
+    return Status();
+  }
+  std::string outs;
+  for (size_t k = 0; k < n.numOutputs(); ++k) outs += (k ? ", " : "") + voidOut(ctx, k);
   ctx.useHeader("kiln_ref/copy.h");
   ctx.call("kiln_ref::split",
            fmt::format("{{ void* const outs[] = {{{}}}; kiln_ref::split({}, {}, outs, {}, {}, {}, "
                        "{}); }}",
-                       outs, voidIn(ctx, 0), n.numOutputs(), ctx.constArray(axisDims),
-                       dimsProduct(in, 0, size_t(*axis)),
-                       dimsProduct(in, size_t(*axis) + 1, in.size()), es));
+                       outs, voidIn(ctx, 0), n.numOutputs(), ctx.constArray(axisDims), outer, inner,
+                       es));
   return Status();
 }
 

@@ -99,6 +99,37 @@ def cases(rng):
         {"x": x}, {"y": np.concatenate([relu(x), -x], axis=1) +
                    np.concatenate([relu(x), relu(x)], axis=2).sum(keepdims=True)},
         {"concat_inputs_in_place": lambda v: v == 1})
+    # Split and Slice along the outer non-1 axis: views of the input, no copy.
+    split = numpy_helper.from_array(np.array([1, 3], np.int64), "split")
+    starts = numpy_helper.from_array(np.array([1], np.int64), "starts")
+    ends = numpy_helper.from_array(np.array([3], np.int64), "ends")
+    axes = numpy_helper.from_array(np.array([1], np.int64), "axes")
+    c["split_slice_views"] = (
+        build([helper.make_node("Relu", ["x"], ["a"]),
+               helper.make_node("Split", ["a", "split"], ["s0", "s1"], axis=1),
+               helper.make_node("Slice", ["a", "starts", "ends", "axes"], ["sl"]),
+               helper.make_node("Sigmoid", ["s0"], ["y0"]),
+               helper.make_node("Neg", ["s1"], ["y1"]),
+               helper.make_node("Exp", ["sl"], ["y2"])],
+              [vi("x", [1, 4, 8, 8])],
+              [vi("y0", [1, 1, 8, 8]), vi("y1", [1, 3, 8, 8]), vi("y2", [1, 2, 8, 8])],
+              [split, starts, ends, axes]),
+        {"x": x}, {"y0": 1 / (1 + np.exp(-relu(x)[:, :1])), "y1": -relu(x)[:, 1:],
+                   "y2": np.exp(relu(x)[:, 1:3])},
+        {"views": lambda v: v == 3, "memcpy calls": lambda v: v == 0})
+    # A Slice with a step, and a Split on an inner axis: not contiguous, so real copies.
+    steps = numpy_helper.from_array(np.array([2], np.int64), "steps")
+    ends4 = numpy_helper.from_array(np.array([4], np.int64), "ends4")
+    c["strided_slice_copies"] = (
+        build([helper.make_node("Relu", ["x"], ["a"]),
+               helper.make_node("Slice", ["a", "starts", "ends4", "axes", "steps"], ["sl"]),
+               helper.make_node("Exp", ["sl"], ["y"]),
+               helper.make_node("Split", ["x"], ["t0", "t1"], axis=3),
+               helper.make_node("Neg", ["t1"], ["y1"])],
+              [vi("x", [1, 4, 8, 8])], [vi("y", [1, 2, 8, 8]), vi("y1", [1, 4, 8, 4])],
+              [starts, ends4, axes, steps]),
+        {"x": x}, {"y": np.exp(relu(x)[:, 1:4:2]), "y1": -x[..., 4:]},
+        {"views": lambda v: v == 0})
     return c
 
 

@@ -172,7 +172,9 @@ Status bindInputs(LoadedModel& m, const std::vector<GivenInput>& inputs) {
     }
     const TensorSpec& s = specs[index];
     if (bound[index]) return makeError("input '{}' is given twice", s.name);
-    if (g.tensor.dtype != s.dtype || g.tensor.dims != s.dims)
+    // numpy has no bfloat16: bf16 inputs come as 16-bit words (u16), as kiln writes them.
+    bool bf16Words = s.dtype == DType::BF16 && g.tensor.dtype == DType::U16;
+    if ((g.tensor.dtype != s.dtype && !bf16Words) || g.tensor.dims != s.dims)
       return makeError("input '{}': {} holds {}{} but the model expects {}{}", s.name, g.path,
                        dtypeName(g.tensor.dtype), dimsText(g.tensor.dims), dtypeName(s.dtype),
                        dimsText(s.dims));

@@ -1,6 +1,8 @@
 // `kiln run`: compile (cached) and run a model on input files, writing outputs as .npy.
+#include <cctype>
 #include <filesystem>
 #include <iostream>
+#include <set>
 
 #include "prepare.h"
 
@@ -43,11 +45,20 @@ int runRun(const RunArgs& a) {
   std::error_code ec;
   fs::create_directories(a.outDir, ec);
   if (ec) return fail(a.outDir + ": cannot create the output folder: " + ec.message());
+  // Names that sanitize alike ("a/b", "a_b") get -1, -2, ... in signature order, so no output
+  // overwrites another. Case-insensitive, for file systems that fold case.
+  std::set<std::string> taken;
   for (size_t i = 0; i < model.outputs().size(); ++i) {
     auto t = model.output(i);
     if (!t.ok()) return fail(t.message());
-    std::string path =
-        (fs::path(a.outDir) / (fileNameFor(model.outputs()[i].name) + ".npy")).string();
+    std::string base = fileNameFor(model.outputs()[i].name), file = base;
+    auto folded = [](std::string f) {
+      for (char& c : f) c = char(std::tolower(static_cast<unsigned char>(c)));
+      return f;
+    };
+    for (int k = 1; taken.count(folded(file)); ++k) file = base + "-" + std::to_string(k);
+    taken.insert(folded(file));
+    std::string path = (fs::path(a.outDir) / (file + ".npy")).string();
     if (auto st = writeNpy(path, *t); !st.ok()) return fail(st.message());
   }
   return kExitOk;

@@ -471,6 +471,11 @@ std::string_view coreOpName(std::string_view onnxOp) {
 }
 
 Expected<std::vector<NodeSpec>> normalizeNode(NodeSpec node, NormalizeContext& nctx) {
+  // A definition older than opset 7 that opset-7 models no longer see (Relu-1, Add-6, ...): only
+  // opset 1-6 models meet these, and only some mean what the current op means.
+  if (nctx.where().opset < kLegacyOpsetEnd &&
+      onnxSinceVersion(node.opType, kLegacyOpsetEnd) != nctx.since())
+    KILN_RETURN_IF_ERROR(normalizeLegacyOpset(node, nctx));
   const NormalizeRule* rule = findRule(node.opType);
   if (rule) {
     if (!rule->coreOp.empty()) node.opType = std::string(rule->coreOp);

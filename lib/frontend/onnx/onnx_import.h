@@ -22,7 +22,9 @@
 namespace kiln::onnx_import {
 
 /// Default-domain opsets kiln imports.
-inline constexpr int64_t kMinOpset = 7;
+inline constexpr int64_t kMinOpset = 1;
+/// Definitions from opsets below this are accepted only op by op (legacy_opset.cc).
+inline constexpr int64_t kLegacyOpsetEnd = 7;
 inline constexpr int64_t kMaxOpset = 21;
 
 /// Escapes control characters and non-UTF-8 bytes of a whole message (quotes stay), so
@@ -152,6 +154,10 @@ std::string_view coreOpName(std::string_view onnxOp);
 /// Rewrites a default-domain node into kiln's core form (newest-opset semantics). The result
 /// holds the rewritten node first, then any helper nodes.
 Expected<std::vector<NodeSpec>> normalizeNode(NodeSpec node, NormalizeContext& nctx);
+
+/// Accepts a node whose definition predates opset 7 when it means what the current op means
+/// (dropping legacy hints such as consumed_inputs); otherwise a clear error.
+Status normalizeLegacyOpset(NodeSpec& n, NormalizeContext& nctx);
 
 /// Builds `g` (and, recursively, its subgraphs) from `proto`. Initializer data is moved out
 /// of the proto as it is converted, so the proto is modified.
