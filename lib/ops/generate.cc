@@ -189,12 +189,13 @@ struct DropoutOp {
       bool zeroRatio = ratio && ratio->numElements() == 1 && ratio->doubleAt(0) == 0;
       if (!mode)
         return ctx.error(
-            "training_mode is not a compile-time constant; training-mode dropout is random and "
-            "kiln compiles inference graphs — drop the input or make it a false constant");
+            "training-mode dropout is unsupported and training_mode is not a compile-time "
+            "constant (training mode is random; kiln compiles inference graphs) — drop the input "
+            "or make it a false constant");
       if (mode->numElements() == 1 && mode->intAt(0) != 0 && !zeroRatio)
         return ctx.error(
-            "training_mode is true; training-mode dropout is random and kiln compiles "
-            "inference graphs — export the model in inference mode");
+            "training-mode dropout is unsupported and training_mode is true (training mode is "
+            "random; kiln compiles inference graphs) — export the model in inference mode");
     }
     return std::vector<TensorType>{in, {DType::Bool, in.shape}};
   }
