@@ -7,6 +7,7 @@
 #include "kiln/ops/infer.h"
 #include "kiln/ops/registry.h"
 #include "program.h"
+#include "ref/common.h"
 #include "source_text.h"
 
 namespace kiln {
@@ -358,6 +359,10 @@ Status checkStatic(const Value* v, const char* role) {
         "{} '{}' has shape {} — code generation needs static shapes; fix the "
         "model's dynamic dims with --shape NAME=d0,d1,...",
         role, commentSafe(v->name()), toString(v->shape()));
+  // The kernels index with fixed arrays of kiln_ref::kMaxRank entries.
+  if (v->shape().rank() > kiln_ref::kMaxRank)
+    return makeError("{} '{}' has rank {}, above the kernels' limit of {}", role,
+                     commentSafe(v->name()), v->shape().rank(), kiln_ref::kMaxRank);
   if (cTypeOf(v->dtype()).empty())
     return makeError("{} '{}' has type {}, which code generation does not support yet", role,
                      commentSafe(v->name()), dtypeName(v->dtype()));

@@ -15,11 +15,25 @@ void ModelArgs::addTo(CLI::App* cmd) {
       ->take_last()
       ->allow_extra_args(false)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  // Limits on untrusted models (docs/limits.md); raise them for a trusted model.
+  cmd->add_option("--max-model-bytes", limits.maxModelBytes, "Largest model file accepted")
+      ->capture_default_str();
+  cmd->add_option("--max-tensor-bytes", limits.maxTensorBytes,
+                  "Largest single tensor (initializer or external data) accepted")
+      ->capture_default_str();
+  cmd->add_option("--max-nesting", limits.maxSubgraphDepth,
+                  "Deepest nesting of If/Loop/Scan subgraphs accepted")
+      ->check(CLI::Range(0, 1000))
+      ->capture_default_str();
+  cmd->add_option("--max-rank", limits.maxRank, "Largest tensor rank accepted")
+      ->check(CLI::Range(int64_t(0), int64_t(1) << 20))
+      ->capture_default_str();
 }
 
 Expected<Model> ModelArgs::load(bool infer) const {
   LoadOptions options;
   options.infer = infer;
+  options.onnx = limits;
   for (const auto& s : shapes) KILN_RETURN_IF_ERROR(parseShapeFlag(s, options.inputShapes));
   return loadModel(path, options);
 }

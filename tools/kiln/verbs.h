@@ -33,7 +33,8 @@ Verb addBenchVerb(CLI::App& app);
 struct ModelArgs {
   std::string path;
   std::vector<std::string> shapes;
-  /// Adds MODEL and --shape to a subcommand.
+  OnnxImportOptions limits;  ///< --max-model-bytes, --max-tensor-bytes, --max-nesting, --max-rank
+  /// Adds MODEL, --shape and the import limits to a subcommand.
   void addTo(CLI::App* cmd);
   /// Loads the model with these options (infers shapes unless `infer` is false).
   Expected<Model> load(bool infer = true) const;

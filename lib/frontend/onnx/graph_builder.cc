@@ -46,7 +46,7 @@ class GraphBuilder {
   Error tooDeep() const {
     return ctx_.fail(
         fmt::format("subgraphs are nested more than {} deep", ctx_.options.maxSubgraphDepth),
-        "raise OnnxImportOptions::maxSubgraphDepth if the model is trusted");
+        "raise --max-nesting if the model is trusted (docs/limits.md)");
   }
 
  private:
@@ -59,9 +59,8 @@ class GraphBuilder {
 
   Status addInitializers() {
     if (proto_.sparse_initializer_size() > 0)
-      return ctx_.fail(
-          fmt::format("graph '{}': sparse initializers are unsupported", graphName()),
-          "store them as dense tensors");
+      return ctx_.fail(fmt::format("graph '{}': sparse initializers are unsupported", graphName()),
+                       "store them as dense tensors");
     for (int i = 0; i < proto_.initializer_size(); ++i) {
       onnx::TensorProto& t = *proto_.mutable_initializer(i);
       if (t.name().empty())
@@ -394,7 +393,7 @@ Status collectNames(const onnx::GraphProto& proto, ImportContext& ctx, int depth
   if (depth > ctx.options.maxSubgraphDepth)
     return ctx.fail(
         fmt::format("subgraphs are nested more than {} deep", ctx.options.maxSubgraphDepth),
-        "raise OnnxImportOptions::maxSubgraphDepth if the model is trusted");
+        "raise --max-nesting if the model is trusted (docs/limits.md)");
   for (const auto* list : {&proto.input(), &proto.output(), &proto.value_info()})
     for (const auto& vi : *list) ctx.reservedNames.insert(vi.name());
   for (const auto& t : proto.initializer()) ctx.reservedNames.insert(t.name());

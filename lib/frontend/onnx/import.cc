@@ -50,14 +50,13 @@ Status readOpsets(const onnx::ModelProto& m, ImportContext& ctx, ModelMetadata& 
           "keep one opset_import entry per domain");
   }
   ctx.defaultOpset = ctx.opsetFor("");
-  if (ctx.opsets.count("") && (ctx.defaultOpset < kMinOpset || ctx.defaultOpset > kMaxOpset))
-  {
+  if (ctx.opsets.count("") && (ctx.defaultOpset < kMinOpset || ctx.defaultOpset > kMaxOpset)) {
     // Name the first node so the message says which op the unsupported opset affects.
     std::string first;
     if (m.graph().node_size() > 0)
-      first = fmt::format("node '{}' ({}, ai.onnx, opset {}): ",
-                          printableName(m.graph().node(0).name()),
-                          printableName(m.graph().node(0).op_type()), ctx.defaultOpset);
+      first = fmt::format(
+          "node '{}' ({}, ai.onnx, opset {}): ", printableName(m.graph().node(0).name()),
+          printableName(m.graph().node(0).op_type()), ctx.defaultOpset);
     return ctx.fail(fmt::format("{}unsupported opset: the model imports ai.onnx opset {}; kiln "
                                 "supports opsets {} to {}",
                                 first, ctx.defaultOpset, kMinOpset, kMaxOpset),
@@ -85,7 +84,7 @@ Expected<Model> importModel(std::string_view bytes, const std::string& displayNa
   if (bytes.size() > options.maxModelBytes)
     return ctx.fail(fmt::format("model is {} bytes, over the limit of {} bytes", bytes.size(),
                                 options.maxModelBytes),
-                    "raise OnnxImportOptions::maxModelBytes if the model is trusted");
+                    "raise --max-model-bytes if the model is trusted (docs/limits.md)");
   if (bytes.size() > size_t(INT_MAX))
     return ctx.fail("model is over 2 GiB, the protobuf size limit",
                     "save the weights as external data (onnx.save_model(..., "
@@ -100,9 +99,11 @@ Expected<Model> importModel(std::string_view bytes, const std::string& displayNa
     in.SetRecursionLimit(3 * depth + 32);
     if (!proto.ParseFromCodedStream(&in) || !in.ConsumedEntireMessage())
       return ctx.fail(
-          "is not a valid ONNX model (the protobuf is truncated, corrupt or nested too "
-          "deeply)",
-          "check that the file is an .onnx ModelProto and was copied completely");
+          fmt::format("is not a valid ONNX model (the protobuf is truncated, corrupt, or nests "
+                      "subgraphs more than {} deep)",
+                      depth),
+          "check that the file is an .onnx ModelProto and was copied completely; for a trusted "
+          "model with deeper subgraphs raise --max-nesting (docs/limits.md)");
   }
   if (!proto.has_graph())
     return ctx.fail("is not an ONNX model: it has no graph",

@@ -243,7 +243,7 @@ Expected<Tensor> convertTensor(const onnx::TensorProto& t, ImportContext& ctx,
   if (t.dims_size() > ctx.options.maxRank)
     return ctx.fail(fmt::format("{}: has rank {}, over the limit of {}", what, t.dims_size(),
                                 ctx.options.maxRank),
-                    kCorrupt);
+                    "raise --max-rank if the model is trusted (docs/limits.md)");
   std::vector<int64_t> dims(t.dims().begin(), t.dims().end());
   for (int64_t d : dims)
     if (d < 0) return ctx.fail(fmt::format("{}: has a negative dimension ({})", what, d), kCorrupt);
@@ -259,7 +259,7 @@ Expected<Tensor> convertTensor(const onnx::TensorProto& t, ImportContext& ctx,
   if (uint64_t(*bytes) > ctx.options.maxTensorBytes)
     return ctx.fail(fmt::format("{}: is {} bytes, over the limit of {} bytes", what, *bytes,
                                 ctx.options.maxTensorBytes),
-                    "raise OnnxImportOptions::maxTensorBytes if the model is trusted");
+                    "raise --max-tensor-bytes if the model is trusted (docs/limits.md)");
   if (t.data_location() == onnx::TensorProto_DataLocation_EXTERNAL)
     return externalTensor(t, *dt, std::move(dims), uint64_t(*bytes), ctx, what);
   if (t.has_raw_data()) {
@@ -311,7 +311,7 @@ Expected<TensorType> convertValueType(const onnx::ValueInfoProto& v, const Impor
   if (tt.shape().dim_size() > ctx.options.maxRank)
     return ctx.fail(fmt::format("{}: has rank {}, over the limit of {}", what,
                                 tt.shape().dim_size(), ctx.options.maxRank),
-                    "fix the declared shape");
+                    "raise --max-rank if the model is trusted (docs/limits.md)");
   std::vector<Dim> dims;
   for (const auto& d : tt.shape().dim()) {
     if (d.value_case() == onnx::TensorShapeProto_Dimension::kDimValue) {
