@@ -43,6 +43,15 @@ int {P}_create({P}_context** out, void* arena, size_t arena_bytes);
 /* Same, for artifacts compiled with --weights external: maps the weights file. */
 int {P}_create_with_weights({P}_context** out, void* arena, size_t arena_bytes,
                             const char* weights_path);
+/* Memory pools: pool 0 is the arena; `--memory-pool NAME:BYTES` at compile time places
+   buffers across several memories (fastest first). create_pools takes caller memory for each
+   pool (NULL entries: allocated here; each at least pool_bytes(k), KILN_ALIGNMENT-aligned);
+   weights_path as for create_with_weights (ignored when the weights are embedded). */
+int {P}_num_pools(void);
+const char* {P}_pool_name(int index);
+size_t {P}_pool_bytes(int index);
+int {P}_create_pools({P}_context** out, void* const* pools, const size_t* pool_bytes,
+                     const char* weights_path);
 void {P}_destroy({P}_context* ctx);
 /* Runs inference: no allocation, no I/O, no locks. Thread-safe across contexts. */
 int {P}_run({P}_context* ctx);
@@ -142,6 +151,18 @@ std::string source(const Model& model, const Program& p, const CompileOptions& o
       "constexpr size_t kArenaBytes = {}u;\n[[maybe_unused]] constexpr size_t kWeightsBytes = "
       "{}u;\n",
       p.arenaBytes, p.weightsBytes);
+  {
+    // Pool 0 is the arena; --memory-pool adds more (each its own memory, e.g. TCM and SRAM).
+    std::string names, sizes;
+    for (size_t k = 0; k < p.poolNames.size(); ++k) {
+      names += (k ? ", " : "") + cStringLiteral(p.poolNames[k]);
+      sizes += fmt::format("{}{}u", k ? ", " : "", p.poolBytes[k]);
+    }
+    s += fmt::format(
+        "constexpr int kNumPools = {};\nconst char* const kPoolNames[] = {{{}}};\nconst size_t "
+        "kPoolBytes[] = {{{}}};\n",
+        p.poolNames.size(), names, sizes);
+  }
   if (external)  // create refuses a weights file made for another model or options
     s += fmt::format("const unsigned char kWeightsSha256[32] = {};\n",
                      shaBytesLiteral(weightsSha256));
@@ -156,7 +177,7 @@ std::string source(const Model& model, const Program& p, const CompileOptions& o
     s += fmt::format("extern \"C\" const unsigned char {}_weights[];\n\n", P);
   s += fmt::format(
       R"(struct {P}_context {{
-  unsigned char* arena;
+  unsigned char* pool[kNumPools];  // pool[0] is the arena
   const unsigned char* weights;
   void* block;          // one allocation: io buffers (+ arena when not supplied)
   void* mapping;        // external weights mapping
@@ -172,16 +193,19 @@ namespace {{
 
 size_t round_up(size_t v) {{ return (v + KILN_ALIGNMENT - 1) / KILN_ALIGNMENT * KILN_ALIGNMENT; }}
 
-int create_context({P}_context** out, void* arena, size_t arena_bytes) {{
+// pools[k]: caller memory for pool k (NULL: allocated here with the io buffers).
+int create_context({P}_context** out, void* const* pools, const size_t* pool_bytes) {{
   if (!out) return KILN_ERR_NULL;
   *out = nullptr;
-  if (arena && (arena_bytes < kArenaBytes ||
-                reinterpret_cast<uintptr_t>(arena) % KILN_ALIGNMENT != 0))
-    return KILN_ERR_ARENA;
   size_t total = 0;
+  for (int k = 0; k < kNumPools; ++k) {{
+    if (pools[k] && (pool_bytes[k] < kPoolBytes[k] ||
+                     reinterpret_cast<uintptr_t>(pools[k]) % KILN_ALIGNMENT != 0))
+      return KILN_ERR_ARENA;
+    if (!pools[k]) total += round_up(kPoolBytes[k]);
+  }}
   for (int i = 0; i < kNumInputs; ++i) total += round_up(kInBytes[i]);
   for (int i = 0; i < kNumOutputs; ++i) total += round_up(kOutBytes[i]);
-  if (!arena) total += round_up(kArenaBytes);
   {P}_context* ctx = static_cast<{P}_context*>(std::calloc(1, sizeof({P}_context)));
   if (!ctx) return KILN_ERR_ALLOC;
   void* block = std::aligned_alloc(KILN_ALIGNMENT, round_up(total > 0 ? total : 1));
@@ -202,9 +226,18 @@ int create_context({P}_context** out, void* arena, size_t arena_bytes) {{
     ctx->out[i] = p;
     p += round_up(kOutBytes[i]);
   }}
-  ctx->arena = arena ? static_cast<unsigned char*>(arena) : p;
+  for (int k = 0; k < kNumPools; ++k) {{
+    ctx->pool[k] = pools[k] ? static_cast<unsigned char*>(pools[k]) : p;
+    if (!pools[k]) p += round_up(kPoolBytes[k]);
+  }}
   *out = ctx;
   return KILN_OK;
+}}
+
+int create_context({P}_context** out, void* arena, size_t arena_bytes) {{
+  void* pools[kNumPools] = {{arena}};
+  size_t bytes[kNumPools] = {{arena_bytes}};
+  return create_context(out, pools, bytes);
 }}
 
 }}  // namespace
@@ -219,9 +252,9 @@ int create_context({P}_context** out, void* arena, size_t arena_bytes) {{
   return kWeightsBytes == 0 ? KILN_ERR_NULL : KILN_ERR_WEIGHTS;  // needs the weights file
 }}
 
-extern "C" int {P}_create_with_weights({P}_context** out, void* arena, size_t arena_bytes,
-                                       const char* weights_path) {{
-  if (!out || !weights_path) return KILN_ERR_NULL;
+extern "C" int {P}_create_pools({P}_context** out, void* const* pools,
+                                const size_t* pool_bytes, const char* weights_path) {{
+  if (!out || !weights_path || !pools || !pool_bytes) return KILN_ERR_NULL;
   *out = nullptr;
   int fd = open(weights_path, O_RDONLY | O_CLOEXEC);
   if (fd < 0) return KILN_ERR_WEIGHTS;
@@ -238,7 +271,7 @@ extern "C" int {P}_create_with_weights({P}_context** out, void* arena, size_t ar
     munmap(map, size_t(st.st_size));
     return KILN_ERR_WEIGHTS;
   }}
-  int rc = create_context(out, arena, arena_bytes);
+  int rc = create_context(out, pools, pool_bytes);
   if (rc != KILN_OK) {{
     munmap(map, size_t(st.st_size));
     return rc;
@@ -247,6 +280,13 @@ extern "C" int {P}_create_with_weights({P}_context** out, void* arena, size_t ar
   (*out)->mapping_bytes = size_t(st.st_size);
   (*out)->weights = static_cast<const unsigned char*>(map) + 64;
   return KILN_OK;
+}}
+
+extern "C" int {P}_create_with_weights({P}_context** out, void* arena, size_t arena_bytes,
+                                       const char* weights_path) {{
+  void* pools[kNumPools] = {{arena}};
+  size_t bytes[kNumPools] = {{arena_bytes}};
+  return {P}_create_pools(out, pools, bytes, weights_path);
 }}
 
 )",
@@ -264,6 +304,14 @@ extern "C" int {P}_create_with_weights({P}_context** out, void* arena, size_t ar
   return {P}_create(out, arena, arena_bytes);  // weights are embedded
 }}
 
+extern "C" int {P}_create_pools({P}_context** out, void* const* pools,
+                                const size_t* pool_bytes, const char*) {{
+  if (!out || !pools || !pool_bytes) return KILN_ERR_NULL;
+  int rc = create_context(out, pools, pool_bytes);
+  if (rc == KILN_OK) (*out)->weights = {W};
+  return rc;
+}}
+
 )",
         fmt::arg("P", P), fmt::arg("W", p.weightsBytes > 0 ? P + "_weights" : "nullptr"));
   }
@@ -275,6 +323,9 @@ extern "C" int {P}_create_with_weights({P}_context** out, void* arena, size_t ar
 }}
 
 extern "C" size_t {P}_arena_bytes(void) {{ return kArenaBytes; }}
+extern "C" int {P}_num_pools(void) {{ return kNumPools; }}
+extern "C" const char* {P}_pool_name(int k) {{ return k >= 0 && k < kNumPools ? kPoolNames[k] : nullptr; }}
+extern "C" size_t {P}_pool_bytes(int k) {{ return k >= 0 && k < kNumPools ? kPoolBytes[k] : 0; }}
 extern "C" int {P}_num_inputs(void) {{ return kNumInputs; }}
 extern "C" int {P}_num_outputs(void) {{ return kNumOutputs; }}
 extern "C" const char* {P}_input_name(int i) {{ return i >= 0 && i < kNumInputs ? kInNames[i] : nullptr; }}
@@ -384,8 +435,10 @@ extern "C" const char* {P}_status_string(int status) {{
   s += "  if (!ctx) return KILN_ERR_NULL;\n";
   s +=
       "  for (int i = 0; i < kNumInputs; ++i)\n    if (!ctx->in_set[i]) return KILN_ERR_UNBOUND;\n";
-  s += "  unsigned char* const arena = ctx->arena;\n  const unsigned char* const w = "
+  s += "  unsigned char* const arena = ctx->pool[0];\n  const unsigned char* const w = "
        "ctx->weights;\n";
+  for (size_t k = 1; k < p.poolNames.size(); ++k)
+    s += fmt::format("  unsigned char* const pool{} = ctx->pool[{}];\n", k, k);
   s += "  (void)arena;\n  (void)w;\n";
   for (const auto& c : p.calls) {
     std::string names;
@@ -461,6 +514,14 @@ std::string manifest(const Model& model, const Program& p, const CompileOptions&
   j["arena_bytes"] = p.arenaBytes;
   j["arena_lower_bound_bytes"] = p.arenaLowerBound;
   j["arena_planner"] = p.planner;
+  if (!p.poolCapacities.empty()) {
+    auto pools = nlohmann::json::array();
+    for (size_t k = 0; k < p.poolNames.size(); ++k)
+      pools.push_back({{"name", p.poolNames[k]},
+                       {"used_bytes", p.poolBytes[k]},
+                       {"capacity_bytes", p.poolCapacities[k]}});
+    j["memory_pools"] = pools;
+  }
   j["memory"] = {{"unshared_bytes", p.unsharedBytes},
                  {"buffers", p.buffers.size()},
                  {"views", p.viewCount},

@@ -3,6 +3,7 @@
 #include <unordered_map>
 
 #include "kiln/memory/plan.h"
+#include "kiln/memory/pools.h"
 #include "kiln/memory/schedule.h"
 #include "kiln/ops/infer.h"
 #include "kiln/ops/registry.h"
@@ -56,6 +57,8 @@ class ProgramEmitter final : public EmitContext {
   /// Emits every node of `schedule`. With `shareMemory`, values may share buffers: views
   /// (aliasOutput), in-place writes (outputInPlace) and Concat inputs written straight into
   /// their slice of the Concat's output.
+  void setPools(std::vector<MemoryPool> pools) { pools_ = std::move(pools); }
+
   Status emitAll(const std::vector<Node*>& schedule, bool shareMemory) {
     shareMemory_ = shareMemory;
     // Lifetimes are known before emission so in-place decisions can see the last reader.
@@ -119,14 +122,44 @@ class ProgramEmitter final : public EmitContext {
       p_.bufferLabels.push_back(fmt::format("scratch of step {}", scratch_[k].second));
       p_.unsharedBytes += align64(scratch_[k].first);
     }
-    KILN_ASSIGN_OR_RETURN(ArenaPlan plan, planArenaBest(requests, 64));
-    p_.arenaBytes = plan.arenaBytes;
-    p_.arenaLowerBound = plan.lowerBoundBytes;
-    p_.planner = plan.planner;
+    // Resolved text of every placeholder: @V/@S → the offset, @BV/@BS → the pool's pointer.
+    std::unordered_map<std::string, std::string> offsets;
     p_.buffers = requests;
-    p_.bufferOffsets = plan.offsets;
-    std::unordered_map<std::string, int64_t> offsets;
-    for (size_t i = 0; i < tokens.size(); ++i) offsets[tokens[i]] = plan.offsets[i];
+    if (pools_.empty()) {
+      KILN_ASSIGN_OR_RETURN(ArenaPlan plan, planArenaBest(requests, 64));
+      p_.arenaBytes = plan.arenaBytes;
+      p_.arenaLowerBound = plan.lowerBoundBytes;
+      p_.planner = plan.planner;
+      p_.bufferOffsets = plan.offsets;
+      p_.poolNames = {"arena"};
+      p_.poolBytes = {plan.arenaBytes};
+      p_.bufferPools.assign(requests.size(), 0);
+    } else {
+      // Largest benefit first into the first (fastest) pool: a buffer read more often is
+      // worth more there. Scratch is written and read once.
+      std::unordered_map<const Value*, int64_t> reads;
+      for (const auto& [v, n] : uses_) reads[resolve(v).first] += n;
+      std::vector<int64_t> benefit;
+      for (const auto& [id, v] : ordered) benefit.push_back(1 + (reads.count(v) ? reads.at(v) : 0));
+      benefit.resize(requests.size(), 2);
+      std::vector<std::string> safeLabels;  // names from the model, for a one-line message
+      for (const auto& label : p_.bufferLabels) safeLabels.push_back(commentSafe(label));
+      KILN_ASSIGN_OR_RETURN(PoolPlan plan, planPools(requests, benefit, pools_, safeLabels));
+      p_.arenaBytes = plan.usedBytes[0];
+      p_.arenaLowerBound = plan.lowerBoundBytes;
+      p_.planner = fmt::format("pools: {}", fmt::join(plan.planners, ", "));
+      p_.bufferOffsets = plan.offsets;
+      for (const auto& pool : pools_) p_.poolNames.push_back(pool.name);
+      p_.poolBytes = plan.usedBytes;
+      p_.poolCapacities.clear();
+      for (const auto& pool : pools_) p_.poolCapacities.push_back(pool.capacityBytes);
+      p_.bufferPools = plan.pool;
+    }
+    for (size_t i = 0; i < tokens.size(); ++i) {
+      offsets[tokens[i]] = std::to_string(p_.bufferOffsets[i]);
+      int k = p_.bufferPools[i];
+      offsets["@B" + tokens[i].substr(1)] = k == 0 ? "arena" : fmt::format("pool{}", k);
+    }
     for (KernelCall& c : p_.calls) {
       std::string out;
       const std::string& s = c.statement;
@@ -135,7 +168,7 @@ class ProgramEmitter final : public EmitContext {
           size_t end = s.find('@', i + 1);
           auto it = offsets.find(s.substr(i, end - i + 1));
           if (end != std::string::npos && it != offsets.end()) {
-            out += std::to_string(it->second);
+            out += it->second;
             i = end + 1;
             continue;
           }
@@ -203,7 +236,7 @@ class ProgramEmitter final : public EmitContext {
   }
   std::string scratch(int64_t bytes) override {
     scratch_.push_back({bytes, step_});
-    return fmt::format("(arena + @S{}@)", scratch_.size() - 1);
+    return fmt::format("(@BS{0}@ + @S{0}@)", scratch_.size() - 1);
   }
   void useHeader(const std::string& header) override { p_.headers.insert(header); }
   void call(const std::string& kernel, const std::string& statement) override {
@@ -253,8 +286,8 @@ class ProgramEmitter final : public EmitContext {
                  : fmt::format("static_cast<{}*>(ctx->out[{}])", type, it->second);
     auto [it, fresh] = arenaIds_.emplace(root, int64_t(arenaIds_.size()));
     (void)fresh;
-    return fmt::format("reinterpret_cast<{}{}*>(arena + @V{}@{})", writable ? "" : "const ", type,
-                       it->second, plus);
+    return fmt::format("reinterpret_cast<{0}{1}*>(@BV{2}@ + @V{2}@{3})", writable ? "" : "const ",
+                       type, it->second, plus);
   }
 
   /// The value whose buffer holds v, and v's byte offset in it (views chain).
@@ -350,6 +383,7 @@ class ProgramEmitter final : public EmitContext {
   std::unordered_map<const Value*, std::pair<const Value*, int64_t>> alias_;
   std::unordered_map<const Node*, ConcatPlan> concatCopies_;
   bool shareMemory_ = false;
+  std::vector<MemoryPool> pools_;                     // --memory-pool; empty: one arena
   std::vector<std::pair<int64_t, int64_t>> scratch_;  // bytes, step
 };
 
@@ -439,6 +473,7 @@ Expected<Program> buildProgram(Model& model, const CompileOptions& options) {
     schedule.push_back(n);
   }
   ProgramEmitter emitter(g, p, known);
+  emitter.setPools(options.memoryPools);
   KILN_RETURN_IF_ERROR(emitter.emitAll(schedule, options.optLevel >= 1));
   emitter.emitOutputCopies();
   KILN_RETURN_IF_ERROR(emitter.plan());

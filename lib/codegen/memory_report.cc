@@ -12,7 +12,10 @@ MemoryReport memoryReportOf(const Program& p) {
   for (size_t i = 0; i < p.buffers.size(); ++i)
     r.buffers.push_back({i < p.bufferLabels.size() ? p.bufferLabels[i] : std::string(),
                          p.buffers[i].bytes, p.buffers[i].firstStep, p.buffers[i].lastStep,
-                         i < p.bufferOffsets.size() ? p.bufferOffsets[i] : 0});
+                         i < p.bufferOffsets.size() ? p.bufferOffsets[i] : 0,
+                         i < p.bufferPools.size() && size_t(p.bufferPools[i]) < p.poolNames.size()
+                             ? p.poolNames[size_t(p.bufferPools[i])]
+                             : std::string("arena")});
   r.arenaBytes = p.arenaBytes;
   r.lowerBoundBytes = p.arenaLowerBound;
   r.unsharedBytes = p.unsharedBytes;
@@ -50,14 +53,15 @@ std::string memoryTable(const MemoryReport& report) {
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
     const auto &x = report.buffers[a], &y = report.buffers[b];
+    if (x.pool != y.pool) return x.pool < y.pool;
     return x.offset != y.offset ? x.offset < y.offset : x.firstStep < y.firstStep;
   });
-  std::string s =
-      fmt::format("{:>12} {:>12} {:>7} {:>7}  {}\n", "offset", "bytes", "first", "last", "buffer");
+  std::string s = fmt::format("{:<8} {:>12} {:>12} {:>7} {:>7}  {}\n", "pool", "offset", "bytes",
+                              "first", "last", "buffer");
   for (size_t i : order) {
     const auto& b = report.buffers[i];
-    s += fmt::format("{:>12} {:>12} {:>7} {:>7}  {}\n", b.offset, b.bytes, b.firstStep, b.lastStep,
-                     commentSafe(b.label));
+    s += fmt::format("{:<8} {:>12} {:>12} {:>7} {:>7}  {}\n", commentSafe(b.pool), b.offset,
+                     b.bytes, b.firstStep, b.lastStep, commentSafe(b.label));
   }
   s += fmt::format(
       "arena {} bytes ({}), lower bound {} bytes, {} bytes without sharing; {} views, {} in "

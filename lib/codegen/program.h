@@ -56,6 +56,11 @@ struct Program {
   int64_t viewCount = 0;           ///< values that are views of another buffer (no copy)
   int64_t inPlaceCount = 0;        ///< values written over a dead input
   int64_t concatPlacedInputs = 0;  ///< Concat inputs written straight into the output
+  /// Memories: pool 0 is the arena; --memory-pool gives more. Sizes are what the plan uses.
+  std::vector<std::string> poolNames;
+  std::vector<int64_t> poolBytes;
+  std::vector<int64_t> poolCapacities;  ///< as given by --memory-pool (empty without)
+  std::vector<int> bufferPools;         ///< bufferPools[i]: the pool of buffers[i]
 };
 
 /// The plan part of a Program as a report.

@@ -1,6 +1,10 @@
 // Artifact preparation for run/bench: cache keys, compiling on demand, binding inputs.
 #include "prepare.h"
 
+#include <cctype>
+#include <charconv>
+#include <climits>
+
 #include <unistd.h>
 
 #include <filesystem>
@@ -22,6 +26,9 @@ void CodegenArgs::addTo(CLI::App* cmd, bool withName) {
   cmd->add_option("--weights", weights, "embedded (default) or external (a mappable file)")
       ->check(CLI::IsMember({"embedded", "external"}));
   cmd->add_option("--cc", cxx, "C++ compiler for the generated code (default: $CXX or c++)");
+  cmd->add_option("--memory-pool", memoryPools,
+                  "Place buffers across memories: NAME:BYTES (K/M/G), repeatable, fastest first")
+      ->take_all();
 }
 
 Expected<CompileOptions> CodegenArgs::toOptions(const std::string& modelPath,
@@ -36,6 +43,31 @@ Expected<CompileOptions> CodegenArgs::toOptions(const std::string& modelPath,
   o.cxx = cxx;
   o.sourceFile = fs::path(modelPath).filename().string();
   o.shapeFlags = shapeFlags;
+  for (const auto& spec : memoryPools) {
+    // NAME:BYTES, BYTES with an optional K, M or G (powers of 1024).
+    auto colon = spec.rfind(':');
+    MemoryPool pool;
+    if (colon == std::string::npos || colon == 0)
+      return makeError("--memory-pool '{}': expected NAME:BYTES, e.g. dtcm:512K", spec);
+    pool.name = spec.substr(0, colon);
+    std::string size = spec.substr(colon + 1);
+    int64_t scale = 1;
+    if (!size.empty() && std::string("KkMmGg").find(size.back()) != std::string::npos) {
+      char unit = char(std::toupper(static_cast<unsigned char>(size.back())));
+      scale = unit == 'K' ? 1024 : unit == 'M' ? 1024 * 1024 : int64_t(1024) * 1024 * 1024;
+      size.pop_back();
+    }
+    int64_t n = 0;
+    auto [end, ec] = std::from_chars(size.data(), size.data() + size.size(), n);
+    if (size.empty() || ec != std::errc() || end != size.data() + size.size() || n <= 0 ||
+        n > INT64_MAX / scale)
+      return makeError("--memory-pool '{}': the size must be a positive number of bytes", spec);
+    pool.capacityBytes = n * scale;
+    for (const auto& other : o.memoryPools)
+      if (other.name == pool.name)
+        return makeError("--memory-pool: pool '{}' is given twice", pool.name);
+    o.memoryPools.push_back(std::move(pool));
+  }
   return o;
 }
 
@@ -108,9 +140,10 @@ Expected<std::string> prepareArtifact(const ModelArgs& model, const CodegenArgs&
     }
   }
   KILN_ASSIGN_OR_RETURN(std::string bytes, readFile(model.path));
-  std::string key = fmt::format("{}|{}|{}|{}|{}|{}|{}|{}", sha256Hex(bytes), KILN_VERSION,
-                                codegen.target, codegen.optLevel, codegen.name, codegen.weights,
-                                codegen.cxx, fmt::join(args.shapes, ";"));
+  std::string key =
+      fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}", sha256Hex(bytes), KILN_VERSION, codegen.target,
+                  codegen.optLevel, codegen.name, codegen.weights, codegen.cxx,
+                  fmt::join(args.shapes, ";"), fmt::join(codegen.memoryPools, ";"));
   std::string hash = sha256Hex(key).substr(0, 32);
   fs::path dir = fs::path(cacheDir) / hash;
   if (isArtifactDir(dir.string())) return dir.string();

@@ -18,6 +18,7 @@ struct CodegenArgs {
   std::string name;
   std::string weights = "embedded";
   std::string cxx;
+  std::vector<std::string> memoryPools;  ///< --memory-pool NAME:BYTES
   void addTo(CLI::App* cmd, bool withName);
   Expected<CompileOptions> toOptions(const std::string& modelPath, const std::string& outDir,
                                      const std::vector<std::string>& shapeFlags) const;

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "kiln/ir/graph.h"
+#include "kiln/memory/pools.h"
 #include "kiln/support/status.h"
 
 namespace kiln {
@@ -22,6 +23,8 @@ struct CompileOptions {
   std::string cxx;                      ///< compiler; empty: $CXX, else "c++"
   std::string sourceFile;               ///< model file name for the manifest (no directories)
   std::vector<std::string> shapeFlags;  ///< --shape flags, recorded in the manifest
+  /// --memory-pool NAME:BYTES, fastest first; empty: one arena of whatever size the plan needs.
+  std::vector<MemoryPool> memoryPools;
 };
 
 /// The arena plan of a compiled model, for reports and pictures.
@@ -29,6 +32,7 @@ struct MemoryReport {
   struct Buffer {
     std::string label;  ///< the value name, or "scratch of step N"
     int64_t bytes = 0, firstStep = 0, lastStep = 0, offset = 0;
+    std::string pool = "arena";  ///< the memory it lives in (--memory-pool)
   };
   std::vector<Buffer> buffers;
   int64_t arenaBytes = 0;
