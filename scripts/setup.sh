@@ -28,7 +28,7 @@ for arg in "$@"; do
   esac
 done
 
-packages=(build-essential cmake ninja-build pkg-config git libprotobuf-dev protobuf-compiler
+packages=(build-essential cmake ninja-build pkg-config git llvm-14-tools libprotobuf-dev protobuf-compiler
   libonnx-dev libcli11-dev nlohmann-json3-dev libfmt-dev libgtest-dev python3-onnx
   python3-numpy clang libclang-rt-14-dev)
 # Node 20 (e.g. from NodeSource) may already be installed; Debian's nodejs/npm would conflict.

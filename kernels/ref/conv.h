@@ -5,6 +5,7 @@
 #include <type_traits>
 
 #include "common.h"
+#include "epilogue.h"
 #include "gemm.h"
 
 // Shared conventions (also used by pool.h):
@@ -106,12 +107,12 @@ inline T mul_add(T acc, T a, T b) {
 namespace conv_detail {
 
 /// Shared body of conv and conv_integer: y = sum over (c, k) of (x - x_zero) * (w - w_zero[m]).
-template <class TX, class TW, class TY>
+template <class TX, class TW, class TY, class Epi = NoEpilogue>
 inline void conv_core(int rank, int64_t N, int64_t C, const int64_t* in_dims, int64_t M,
                       const int64_t* kernel, const int64_t* out_dims, const int64_t* strides,
                       const int64_t* dilations, const int64_t* pads, int64_t group, const TX* x,
                       TY x_zero, const TW* w, const TW* w_zero, int64_t w_zero_stride,
-                      const TY* bias, TY* y) {
+                      const TY* bias, TY* y, Epi epi = Epi()) {
   int64_t in_strides[kMaxRank], out_strides[kMaxRank], k_strides[kMaxRank];
   int64_t x_step[kMaxRank], lo[kMaxRank], hi[kMaxRank];
   const int64_t in_size = sliding::row_major(rank, in_dims, in_strides);
@@ -144,6 +145,7 @@ inline void conv_core(int rank, int64_t N, int64_t C, const int64_t* in_dims, in
           });
         }
       }
+      epi(yp, (n * M + m) * out_size, out_size);
     }
   }
 }
@@ -162,6 +164,18 @@ inline void conv(int rank, int64_t N, int64_t C, const int64_t* in_dims, int64_t
                  const T* w, const T* bias, T* y) {
   conv_detail::conv_core<T, T, T>(rank, N, C, in_dims, M, kernel, out_dims, strides, dilations,
                                   pads, group, x, T(0), w, nullptr, 0, bias, y);
+}
+
+/// Conv with a fused epilogue (epilogue.h) applied to each finished output plane [n, m]:
+/// y = epi(conv(x, w) + bias). Same arguments as conv otherwise.
+template <class T, class Epi>
+inline void conv_fused(int rank, int64_t N, int64_t C, const int64_t* in_dims, int64_t M,
+                       const int64_t* kernel, const int64_t* out_dims, const int64_t* strides,
+                       const int64_t* dilations, const int64_t* pads, int64_t group, const T* x,
+                       const T* w, const T* bias, T* y, Epi epi) {
+  conv_detail::conv_core<T, T, T, Epi>(rank, N, C, in_dims, M, kernel, out_dims, strides,
+                                       dilations, pads, group, x, T(0), w, nullptr, 0, bias, y,
+                                       epi);
 }
 
 /// ConvInteger: as conv with x, w of (u)int8 types and y int32:

@@ -7,6 +7,7 @@
 #include <type_traits>
 
 #include "common.h"
+#include "epilogue.h"
 
 // Matrices are row-major. Sums run over k in increasing order and accumulate in the element
 // type (int32 for the integer kernels); integer arithmetic wraps instead of overflowing. Outputs
@@ -64,10 +65,11 @@ inline void for_each_batch(int batch_rank, const int64_t* batch_dims,
 /// beta == 0 skips c (as onnxruntime does). Float and integer types; integer types with alpha
 /// and beta of 1 compute exactly (wrapping), otherwise the epilogue runs in double and
 /// truncates.
-template <class T>
+/// epi (epilogue.h) is applied to each finished row of y.
+template <class T, class Epi = NoEpilogue>
 inline void gemm(int64_t M, int64_t N, int64_t K, bool trans_a, bool trans_b, float alpha,
                  const T* a, const T* b, float beta, const T* c, int64_t c_stride_m,
-                 int64_t c_stride_n, T* y) {
+                 int64_t c_stride_n, T* y, Epi epi = Epi()) {
   const int64_t a_si = trans_a ? 1 : K, a_sk = trans_a ? M : 1;
   for (int64_t i = 0; i < M; ++i) {
     T* yr = y + i * N;
@@ -99,6 +101,7 @@ inline void gemm(int64_t M, int64_t N, int64_t K, bool trans_a, bool trans_b, fl
         yr[j] = T(double(alpha) * double(yr[j]) + (use_c ? double(beta) * double(cv) : 0.0));
       }
     }
+    epi(yr, i * N, N);
   }
 }
 
@@ -115,6 +118,19 @@ inline void matmul(int batch_rank, const int64_t* batch_dims, const int64_t* a_b
   gemm_detail::for_each_batch(batch_rank, batch_dims, a_batch_strides, b_batch_strides, M * N,
                               [&](int64_t ao, int64_t bo, int64_t yo) {
                                 gemm_detail::matmul_2d(M, N, K, a + ao, b + bo, y + yo);
+                              });
+}
+
+/// MatMul with a fused epilogue (epilogue.h) applied to each finished row of N outputs.
+template <class T, class Epi>
+inline void matmul_fused(int batch_rank, const int64_t* batch_dims, const int64_t* a_batch_strides,
+                         const int64_t* b_batch_strides, int64_t M, int64_t N, int64_t K,
+                         const T* a, const T* b, T* y, Epi epi) {
+  gemm_detail::for_each_batch(batch_rank, batch_dims, a_batch_strides, b_batch_strides, M * N,
+                              [&](int64_t ao, int64_t bo, int64_t yo) {
+                                gemm_detail::matmul_2d(M, N, K, a + ao, b + bo, y + yo);
+                                for (int64_t i = 0; i < M; ++i)
+                                  epi(y + yo + i * N, yo + i * N, N);
                               });
 }
 

@@ -18,6 +18,7 @@ Expected<CompileResult> compileModel(Model& model, const CompileOptions& options
   r.kernelCalls = int64_t(program.calls.size());
   r.symbolPrefix = program.prefix;
   r.memory = memoryReportOf(program);
+  r.passes = program.passRecords;
   if (options.build) {
     KILN_ASSIGN_OR_RETURN(r.libraryPath, buildArtifact(program, options));
   }

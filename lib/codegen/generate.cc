@@ -7,6 +7,7 @@
 #include "kiln/memory/schedule.h"
 #include "kiln/ops/infer.h"
 #include "kiln/ops/registry.h"
+#include "kiln/ops/fused.h"
 #include "program.h"
 #include "ref/common.h"
 #include "source_text.h"
@@ -243,7 +244,9 @@ class ProgramEmitter final : public EmitContext {
     KernelCall c;
     c.kernel = kernel;
     c.opType = node_->opType();
-    c.nodeNames = {node_->name()};
+    c.nodeNames = node_->annotations().sources.empty()
+                      ? std::vector<std::string>{node_->name()}
+                      : node_->annotations().sources;
     c.statement = statement;
     p_.calls.push_back(std::move(c));
   }
@@ -419,7 +422,7 @@ SignatureEntry signatureOf(const Value* v) {
 Expected<Program> buildProgram(Model& model, const CompileOptions& options) {
   Graph& g = *model.graph;
   for (const auto& n : g.nodes())
-    if (!n->subgraphs().empty())
+    if (!n->subgraphs().empty() && n->domain() != kKilnDomain)  // fused bodies emit themselves
       return makeError(
           "{}: control flow with subgraphs is not supported by code generation yet "
           "— file an issue",
@@ -429,11 +432,17 @@ Expected<Program> buildProgram(Model& model, const CompileOptions& options) {
   std::vector<std::string> outputNames;
   for (const Value* v : g.outputs()) outputNames.push_back(v->name());
   KILN_RETURN_IF_ERROR(constantsToInitializers(g));
+  Program p;
+  {
+    KILN_RETURN_IF_ERROR(inferShapes(g, OpRegistry::builtin()));
+    PassRunOptions po = options.passes;
+    auto names = options.passList.empty() ? pipelineFor(options.optLevel) : options.passList;
+    KILN_ASSIGN_OR_RETURN(p.passRecords, runPasses(model, names, po));
+  }
   KnownValues known;
   KILN_RETURN_IF_ERROR(inferShapes(g, OpRegistry::builtin(), InferOptions{}, &known));
   for (Value* v : g.initializers()) known.erase(v);  // initializers are weights already
 
-  Program p;
   p.prefix = symbolPrefixFor(options.name);
   for (const Value* v : g.inputs()) {
     KILN_RETURN_IF_ERROR(checkStatic(v, "input"));

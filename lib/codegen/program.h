@@ -61,6 +61,7 @@ struct Program {
   std::vector<int64_t> poolBytes;
   std::vector<int64_t> poolCapacities;  ///< as given by --memory-pool (empty without)
   std::vector<int> bufferPools;         ///< bufferPools[i]: the pool of buffers[i]
+  std::vector<PassRecord> passRecords;  ///< what the optimizer did (--pass-stats, --report)
 };
 
 /// The plan part of a Program as a report.

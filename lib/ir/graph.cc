@@ -137,6 +137,22 @@ void Graph::eraseNode(Node* n) {
   nodes_.erase(n->self_);
 }
 
+void Graph::truncateOutputs(Node* n, size_t count) {
+  while (n->outputs_.size() > count) {
+    Value* out = n->outputs_.back();
+    n->outputs_.pop_back();
+    out->producer_ = nullptr;
+    byName_.erase(out->name_);
+    values_.erase(out->self_);
+  }
+}
+
+void Graph::swapNames(Value* a, Value* b) {
+  std::swap(a->name_, b->name_);
+  byName_[a->name_] = a;
+  byName_[b->name_] = b;
+}
+
 void Graph::replaceAllUsesWith(Value* from, Value* to) {
   auto uses = from->uses_;
   for (const Use& u : uses) u.node->setInput(size_t(u.index), to);

@@ -41,6 +41,7 @@ json encodeAnnotations(const Annotations& a) {
   if (a.fusionGroup) j["fusion_group"] = *a.fusionGroup;
   if (!a.layout.empty()) j["layout"] = a.layout;
   if (!a.device.empty()) j["device"] = a.device;
+  if (!a.sources.empty()) j["sources"] = a.sources;
   if (a.quant) {
     json scales = json::array();
     for (float s : a.quant->scales) scales.push_back(floatBits(s));
@@ -62,6 +63,7 @@ Status decodeAnnotations(const json& j, Annotations& a) {
   if (j.contains("fusion_group")) a.fusionGroup = j.at("fusion_group").get<int64_t>();
   a.layout = j.value("layout", std::string());
   a.device = j.value("device", std::string());
+  if (j.contains("sources")) a.sources = j.at("sources").get<std::vector<std::string>>();
   if (j.contains("quant")) {
     const json& q = j.at("quant");
     QuantParams p;

@@ -308,7 +308,7 @@ Status TextParser::parseAnnotations(Annotations& a) {
   std::unordered_set<std::string> seen;
   if (!is(TokKind::RBrace)) {
     do {
-      if (!is(TokKind::Ident)) return expected("fusion_group, layout, quant or device");
+      if (!is(TokKind::Ident)) return expected("fusion_group, layout, quant, device or sources");
       Token key = tok_;
       advance();
       if (!seen.insert(key.text).second)
@@ -322,9 +322,18 @@ Status TextParser::parseAnnotations(Annotations& a) {
         KILN_ASSIGN_OR_RETURN(a.device, parseString("a quoted device such as \"cpu:0\""));
       } else if (key.text == "quant") {
         KILN_ASSIGN_OR_RETURN(a.quant, parseQuant());
+      } else if (key.text == "sources") {
+        KILN_RETURN_IF_ERROR(expect(TokKind::LBracket, "'[' to open the source node names"));
+        if (!is(TokKind::RBracket)) {
+          do {
+            KILN_ASSIGN_OR_RETURN(std::string name, parseString("a quoted source node name"));
+            a.sources.push_back(std::move(name));
+          } while (accept(TokKind::Comma));
+        }
+        KILN_RETURN_IF_ERROR(expect(TokKind::RBracket, "',' or ']' in the source node names"));
       } else {
         return errorAt(key, fmt::format("unknown annotation '{}' (expected fusion_group, layout, "
-                                        "quant or device)",
+                                        "quant, device or sources)",
                                         key.text));
       }
     } while (accept(TokKind::Comma));

@@ -418,6 +418,15 @@ void TextPrinter::annotations(const Annotations& a) {
     out_ += "device = ";
     appendQuoted(out_, a.device);
   }
+  if (!a.sources.empty()) {
+    sep();
+    out_ += "sources = [";
+    for (size_t i = 0; i < a.sources.size(); ++i) {
+      if (i) out_ += ", ";
+      appendQuoted(out_, a.sources[i]);
+    }
+    out_ += "]";
+  }
   out_ += '}';
 }
 

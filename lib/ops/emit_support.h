@@ -57,7 +57,14 @@ void callChecked(EmitContext& ctx, const std::string& kernel, const std::string&
 
 /// Attach the emitters of each family (data_emit.cc, index_emit.cc, generate_emit.cc,
 /// reduce_emit.cc, resize_emit.cc, norm_emit.cc, quant_emit.cc).
+/// The kiln_ref activation functor for activation op `op` (e.g. "LeakyRelu"), reading its
+/// attributes from `n` with `prefix` ("" for the activation node itself, "activation_" for a
+/// fused node); "" gives kiln_ref::NoActivation.
+std::string activationFunctorFor(const std::string& op, const Node& n, const std::string& prefix);
+
 void attachDataEmitters(OpRegistry& r);
+/// kiln.Elementwise (fused_emit.cc).
+void attachFusedEmitters(OpRegistry& r);
 void attachIndexEmitters(OpRegistry& r);
 void attachGenerateEmitters(OpRegistry& r);
 void attachReduceEmitters(OpRegistry& r);

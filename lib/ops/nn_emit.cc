@@ -5,6 +5,7 @@
 
 #include "dtype_dispatch.h"
 #include "emit_support.h"
+#include "kiln/ops/fused.h"
 #include "kiln/ops/registry.h"
 #include "shape_math.h"
 
@@ -41,24 +42,7 @@ Status requireFloat(const Node& n, EmitContext& ctx) {
 
 // ---- activations: one functor applied by kiln_ref::unary ----
 
-std::string activationFunctor(const Node& n) {
-  const std::string& op = n.opType();
-  auto f = [&](const char* name, float dflt) { return floatLiteral(n.attrFloat(name, dflt)); };
-  if (op == "LeakyRelu") return "kiln_ref::LeakyRelu{" + f("alpha", 0.01f) + "}";
-  if (op == "Elu") return "kiln_ref::Elu{" + f("alpha", 1.0f) + "}";
-  if (op == "Celu") return "kiln_ref::Celu{" + f("alpha", 1.0f) + "}";
-  if (op == "Selu")
-    return "kiln_ref::Selu{" + f("alpha", 1.67326319217681884765625f) + ", " +
-           f("gamma", 1.05070102214813232421875f) + "}";
-  if (op == "HardSigmoid")
-    return "kiln_ref::HardSigmoid{" + f("alpha", 0.2f) + ", " + f("beta", 0.5f) + "}";
-  if (op == "ThresholdedRelu") return "kiln_ref::ThresholdedRelu{" + f("alpha", 1.0f) + "}";
-  if (op == "Gelu")
-    return std::string("kiln_ref::Gelu{") +
-           (n.attrString("approximate", "none") == "tanh" ? "true" : "false") + "}";
-  if (op == "Shrink") return "kiln_ref::Shrink{" + f("bias", 0.0f) + ", " + f("lambd", 0.5f) + "}";
-  return "kiln_ref::" + op + "{}";  // Relu, Sigmoid, HardSwish, Tanh, Softplus, Softsign, Mish
-}
+std::string activationFunctor(const Node& n) { return activationFunctorFor(n.opType(), n, ""); }
 
 Status emitActivation(const Node& n, EmitContext& ctx) {
   if (n.opType() != "Relu") KILN_RETURN_IF_ERROR(requireFloat(n, ctx));
@@ -117,21 +101,44 @@ Status emitSoftmax(const Node& n, EmitContext& ctx) {
 
 // ---- sliding windows: conv and pooling ----
 
-Status emitConv(const Node& n, EmitContext& ctx) {
+/// Conv and FusedConv: `epilogue` is empty (plain conv) or the fused epilogue expression.
+Status emitConvWith(const Node& n, EmitContext& ctx, const std::string& epilogue) {
   KILN_RETURN_IF_ERROR(requireFloat(n, ctx));
   auto wd = dimsOf(n.input(1));
   SlidingWindow w = slidingWindowOf(n, std::vector<int64_t>(wd.begin() + 2, wd.end()));
   if (!w.valid()) return ctx.unsupported("inconsistent Conv attributes");
   auto x = dimsOf(n.input(0));
   ctx.useHeader("kiln_ref/conv.h");
-  ctx.call(
-      "kiln_ref::conv",
-      fmt::format("kiln_ref::conv({}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {});",
-                  w.rank, x[0], x[1], ctx.constArray(w.in), wd[0], ctx.constArray(w.kernel),
-                  ctx.constArray(w.out), ctx.constArray(w.strides), ctx.constArray(w.dilations),
-                  ctx.constArray(w.pads), n.attrInt("group", 1), ctx.input(0), ctx.input(1),
-                  n.input(2) ? ctx.input(2) : nullInput(n.input(0)), ctx.output(0)));
+  std::string kernel = epilogue.empty() ? "conv" : "conv_fused";
+  ctx.call("kiln_ref::" + kernel,
+           fmt::format("kiln_ref::{}({}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}{});",
+                       kernel, w.rank, x[0], x[1], ctx.constArray(w.in), wd[0],
+                       ctx.constArray(w.kernel), ctx.constArray(w.out), ctx.constArray(w.strides),
+                       ctx.constArray(w.dilations), ctx.constArray(w.pads), n.attrInt("group", 1),
+                       ctx.input(0), ctx.input(1),
+                       n.input(2) ? ctx.input(2) : nullInput(n.input(0)), ctx.output(0),
+                       epilogue.empty() ? "" : ", " + epilogue));
   return Status();
+}
+
+Status emitConv(const Node& n, EmitContext& ctx) { return emitConvWith(n, ctx, ""); }
+
+/// The epilogue argument of a fused node: its activation, the bias input (FusedMatMul's; -1
+/// for none) and the residual input.
+std::string epilogueOf(const Node& n, EmitContext& ctx, int biasInput, size_t residualInput) {
+  ctx.useHeader("kiln_ref/epilogue.h");
+  ctx.useHeader("kiln_ref/activation.h");
+  std::string act = activationFunctorFor(n.attrString(kActivationAttr, ""), n, "activation_");
+  const Value* y = n.output(0);
+  std::string bias = biasInput >= 0 && n.input(size_t(biasInput)) ? ctx.input(size_t(biasInput))
+                                                                  : nullInput(y);
+  std::string res = n.input(residualInput) ? ctx.input(residualInput) : nullInput(y);
+  return fmt::format("kiln_ref::make_epilogue<{}>({}, {}, {})", cType(y), act, bias, res);
+}
+
+Status emitFusedConv(const Node& n, EmitContext& ctx) {
+  KILN_RETURN_IF_ERROR(requireFloat(n, ctx));
+  return emitConvWith(n, ctx, epilogueOf(n, ctx, -1, 3));
 }
 
 /// ConvTranspose: explicit pads, or (output_shape / SAME_*) begin pads from the total padding
@@ -222,7 +229,8 @@ Status emitGlobalPool(const Node& n, EmitContext& ctx) {
 
 // ---- gemm and matmul ----
 
-Status emitGemm(const Node& n, EmitContext& ctx) {
+/// Gemm and FusedGemm: `epilogue` is empty (plain gemm) or the fused epilogue expression.
+Status emitGemmWith(const Node& n, EmitContext& ctx, const std::string& epilogue) {
   KILN_RETURN_IF_ERROR(requireFloat(n, ctx));
   auto y = dimsOf(n.output(0));
   auto a = dimsOf(n.input(0));
@@ -238,11 +246,19 @@ Status emitGemm(const Node& n, EmitContext& ctx) {
   }
   ctx.useHeader("kiln_ref/gemm.h");
   ctx.call("kiln_ref::gemm",
-           fmt::format("kiln_ref::gemm({}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {});", M, N,
-                       K, transA, transB, floatLiteral(n.attrFloat("alpha", 1.0f)), ctx.input(0),
-                       ctx.input(1), floatLiteral(n.attrFloat("beta", 1.0f)),
-                       n.input(2) ? ctx.input(2) : nullInput(n.input(0)), sm, sn, ctx.output(0)));
+           fmt::format("kiln_ref::gemm({}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}{});", M,
+                       N, K, transA, transB, floatLiteral(n.attrFloat("alpha", 1.0f)),
+                       ctx.input(0), ctx.input(1), floatLiteral(n.attrFloat("beta", 1.0f)),
+                       n.input(2) ? ctx.input(2) : nullInput(n.input(0)), sm, sn, ctx.output(0),
+                       epilogue.empty() ? "" : ", " + epilogue));
   return Status();
+}
+
+Status emitGemm(const Node& n, EmitContext& ctx) { return emitGemmWith(n, ctx, ""); }
+
+Status emitFusedGemm(const Node& n, EmitContext& ctx) {
+  KILN_RETURN_IF_ERROR(requireFloat(n, ctx));
+  return emitGemmWith(n, ctx, epilogueOf(n, ctx, -1, 3));
 }
 
 Status emitMatMul(const Node& n, EmitContext& ctx) {
@@ -256,6 +272,18 @@ Status emitMatMul(const Node& n, EmitContext& ctx) {
       fmt::format("kiln_ref::matmul({}, {}, {}, {}, {}, {}, {}, {}, {}, {});", g.batch.size(),
                   ctx.constArray(g.batch), ctx.constArray(g.aStrides), ctx.constArray(g.bStrides),
                   g.M, g.N, g.K, ctx.input(0), ctx.input(1), ctx.output(0)));
+  return Status();
+}
+
+Status emitFusedMatMul(const Node& n, EmitContext& ctx) {
+  KILN_RETURN_IF_ERROR(requireFloat(n, ctx));
+  BatchedMatMul g = batchedMatMulOf(dimsOf(n.input(0)), dimsOf(n.input(1)));
+  ctx.useHeader("kiln_ref/gemm.h");
+  ctx.call("kiln_ref::matmul_fused",
+           fmt::format("kiln_ref::matmul_fused({}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {});",
+                       g.batch.size(), ctx.constArray(g.batch), ctx.constArray(g.aStrides),
+                       ctx.constArray(g.bStrides), g.M, g.N, g.K, ctx.input(0), ctx.input(1),
+                       ctx.output(0), epilogueOf(n, ctx, 2, 3)));
   return Status();
 }
 
@@ -409,8 +437,38 @@ constexpr EmitterRow kEmitters[] = {
 
 }  // namespace
 
+std::string activationFunctorFor(const std::string& op, const Node& n, const std::string& prefix) {
+  auto f = [&](const char* name, float dflt) {
+    return floatLiteral(n.attrFloat(prefix + name, dflt));
+  };
+  if (op == "LeakyRelu") return "kiln_ref::LeakyRelu{" + f("alpha", 0.01f) + "}";
+  if (op == "Elu") return "kiln_ref::Elu{" + f("alpha", 1.0f) + "}";
+  if (op == "Celu") return "kiln_ref::Celu{" + f("alpha", 1.0f) + "}";
+  if (op == "Selu")
+    return "kiln_ref::Selu{" + f("alpha", 1.67326319217681884765625f) + ", " +
+           f("gamma", 1.05070102214813232421875f) + "}";
+  if (op == "HardSigmoid")
+    return "kiln_ref::HardSigmoid{" + f("alpha", 0.2f) + ", " + f("beta", 0.5f) + "}";
+  if (op == "ThresholdedRelu") return "kiln_ref::ThresholdedRelu{" + f("alpha", 1.0f) + "}";
+  if (op == "Gelu")
+    return std::string("kiln_ref::Gelu{") +
+           (n.attrString(prefix + "approximate", "none") == "tanh" ? "true" : "false") + "}";
+  if (op == "Shrink") return "kiln_ref::Shrink{" + f("bias", 0.0f) + ", " + f("lambd", 0.5f) + "}";
+  if (op == "Clip")  // only with constant bounds, recorded as prefix + min/max
+    return "kiln_ref::Clip<float>{" +
+           (n.hasAttr(prefix + "min") ? f("min", 0) : "kiln_ref::ClipBounds<float>::lowest()") +
+           ", " +
+           (n.hasAttr(prefix + "max") ? f("max", 0) : "kiln_ref::ClipBounds<float>::highest()") +
+           "}";
+  if (op.empty()) return "kiln_ref::NoActivation{}";
+  return "kiln_ref::" + op + "{}";  // Relu, Sigmoid, HardSwish, Tanh, Softplus, Softsign, Mish
+}
+
 void attachNnEmitters(OpRegistry& r) {
   for (const auto& row : kEmitters) r.setEmit("", row.op, row.emit);
+  r.setEmit(kKilnDomain, "FusedConv", emitFusedConv);
+  r.setEmit(kKilnDomain, "FusedGemm", emitFusedGemm);
+  r.setEmit(kKilnDomain, "FusedMatMul", emitFusedMatMul);
 }
 
 }  // namespace kiln

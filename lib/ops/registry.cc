@@ -40,6 +40,7 @@ const OpRegistry& OpRegistry::builtin() {
     registerTensorOps(r);
     registerControlFlowOps(r);
     registerMiscOps(r);
+    registerFusedOps(r);
     attachNnEmitters(r);
     attachDataEmitters(r);
     attachIndexEmitters(r);
@@ -53,6 +54,7 @@ const OpRegistry& OpRegistry::builtin() {
     attachImageEmitters(r);
     attachRecurrentEmitters(r);
     attachEinsumEmitters(r);
+    attachFusedEmitters(r);
     return r;
   }();
   return registry;

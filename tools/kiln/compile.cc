@@ -3,6 +3,7 @@
 
 #include "kiln/support/file.h"
 #include "prepare.h"
+#include "report.h"
 
 namespace kiln::cli {
 namespace {
@@ -14,6 +15,9 @@ struct CompileArgs {
   bool noBuild = false;
   std::string memoryPlot;
   bool memoryTable = false;
+  std::vector<std::string> printBefore, printAfter;
+  bool printAfterAll = false, passStats = false, tracePatterns = false;
+  std::string report;
 };
 
 int runCompile(const CompileArgs& a) {
@@ -22,8 +26,20 @@ int runCompile(const CompileArgs& a) {
   auto options = a.codegen.toOptions(a.model.path, a.outDir, a.model.shapes);
   if (!options.ok()) return fail(options.message());
   options->build = !a.noBuild;
+  options->passes.printBefore = {a.printBefore.begin(), a.printBefore.end()};
+  options->passes.printAfter = {a.printAfter.begin(), a.printAfter.end()};
+  options->passes.printAfterAll = a.printAfterAll;
+  if (a.tracePatterns) options->passes.context.trace = &std::cerr;
+  auto before = opHistogram(*model->graph);
+  int64_t nodesBefore = int64_t(model->graph->numNodes());
   auto r = compileModel(*model, *options);
   if (!r.ok()) return fail(r.message());
+  if (a.passStats) std::cerr << passStatsTable(r->passes);
+  if (!a.report.empty()) {
+    std::string text = optimizationReport(*model, nodesBefore, before, r->passes, a.report);
+    if (Status st = writeFile(a.report, text.data(), text.size()); !st.ok())
+      return fail(st.message());
+  }
   if (!a.memoryPlot.empty()) {
     std::string svg = memoryPlotSvg(r->memory);
     if (Status st = writeFile(a.memoryPlot, svg.data(), svg.size()); !st.ok())
@@ -49,6 +65,15 @@ Verb addCompileVerb(CLI::App& app) {
                   "Also draw the arena plan as an SVG picture into this file");
   cmd->add_flag("--memory-table", a->memoryTable, "Print the arena plan, one line per buffer");
   cmd->add_flag("--no-build", a->noBuild, "Write the sources only; do not run the C++ compiler");
+  cmd->add_option("--print-before", a->printBefore, "Print the IR before this pass (stderr)");
+  cmd->add_option("--print-after", a->printAfter, "Print the IR after this pass (stderr)");
+  cmd->add_flag("--print-after-all", a->printAfterAll, "Print the IR after every pass (stderr)");
+  cmd->add_flag("--pass-stats", a->passStats,
+                "Print per pass: nodes before/after, added, removed, fused, time (stderr)");
+  cmd->add_flag("--trace-patterns", a->tracePatterns,
+                "Print why each rewrite pattern did not apply (stderr)");
+  cmd->add_option("--report", a->report,
+                  "Write an optimization report: FILE.json, or FILE.html to read in a browser");
   return {cmd, [a] { return runCompile(*a); }};
 }
 

@@ -54,7 +54,8 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.set_version_flag("--version", std::string("kiln ") + KILN_VERSION);
   std::vector<Verb> verbs = {addCompileVerb(app), addRunVerb(app),     addBenchVerb(app),
-                             addInspectVerb(app), addConvertVerb(app), addPrintVerb(app)};
+                             addInspectVerb(app), addConvertVerb(app), addPrintVerb(app),
+                             addOptVerb(app)};
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

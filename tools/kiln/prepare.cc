@@ -26,6 +26,11 @@ void CodegenArgs::addTo(CLI::App* cmd, bool withName) {
   cmd->add_option("--weights", weights, "embedded (default) or external (a mappable file)")
       ->check(CLI::IsMember({"embedded", "external"}));
   cmd->add_option("--cc", cxx, "C++ compiler for the generated code (default: $CXX or c++)");
+  cmd->add_option("--passes", passes,
+                  "Run these passes (comma-separated) instead of the -O pipeline; see `kiln opt "
+                  "--list-passes`");
+  cmd->add_flag("--fast-math", fastMath,
+                "Allow rewrites that change results in the last bits (x/c -> x*(1/c))");
   cmd->add_option("--memory-pool", memoryPools,
                   "Place buffers across memories: NAME:BYTES (K/M/G), repeatable, fastest first")
       ->take_all();
@@ -43,6 +48,8 @@ Expected<CompileOptions> CodegenArgs::toOptions(const std::string& modelPath,
   o.cxx = cxx;
   o.sourceFile = fs::path(modelPath).filename().string();
   o.shapeFlags = shapeFlags;
+  KILN_ASSIGN_OR_RETURN(o.passList, parsePassList(passes));
+  o.passes.context.options.fastMath = fastMath;
   for (const auto& spec : memoryPools) {
     // NAME:BYTES, BYTES with an optional K, M or G (powers of 1024).
     auto colon = spec.rfind(':');
@@ -140,10 +147,17 @@ Expected<std::string> prepareArtifact(const ModelArgs& model, const CodegenArgs&
     }
   }
   KILN_ASSIGN_OR_RETURN(std::string bytes, readFile(model.path));
-  std::string key =
-      fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}", sha256Hex(bytes), KILN_VERSION, codegen.target,
-                  codegen.optLevel, codegen.name, codegen.weights, codegen.cxx,
-                  fmt::join(args.shapes, ";"), fmt::join(codegen.memoryPools, ";"));
+  // The compiler's own bytes are part of the key: a rebuilt kiln never reuses the artifacts
+  // of an older one with the same version string.
+  static const std::string self = [] {
+    auto exe = readFile("/proc/self/exe");
+    return exe.ok() ? sha256Hex(*exe) : std::string();
+  }();
+  std::string key = fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}", sha256Hex(bytes),
+                                KILN_VERSION, self, codegen.target, codegen.optLevel,
+                                codegen.name, codegen.weights, codegen.cxx,
+                                fmt::join(args.shapes, ";"), fmt::join(codegen.memoryPools, ";"),
+                                codegen.passes, codegen.fastMath);
   std::string hash = sha256Hex(key).substr(0, 32);
   fs::path dir = fs::path(cacheDir) / hash;
   if (isArtifactDir(dir.string())) return dir.string();

@@ -19,6 +19,8 @@ struct CodegenArgs {
   std::string weights = "embedded";
   std::string cxx;
   std::vector<std::string> memoryPools;  ///< --memory-pool NAME:BYTES
+  std::string passes;                    ///< --passes a,b,c instead of the -O pipeline
+  bool fastMath = false;
   void addTo(CLI::App* cmd, bool withName);
   Expected<CompileOptions> toOptions(const std::string& modelPath, const std::string& outDir,
                                      const std::vector<std::string>& shapeFlags) const;

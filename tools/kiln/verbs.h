@@ -28,6 +28,7 @@ Verb addPrintVerb(CLI::App& app);
 Verb addCompileVerb(CLI::App& app);
 Verb addRunVerb(CLI::App& app);
 Verb addBenchVerb(CLI::App& app);
+Verb addOptVerb(CLI::App& app);
 
 /// Options shared by verbs that load a model.
 struct ModelArgs {

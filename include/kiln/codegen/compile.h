@@ -7,6 +7,7 @@
 
 #include "kiln/ir/graph.h"
 #include "kiln/memory/pools.h"
+#include "kiln/passes/pass.h"
 #include "kiln/support/status.h"
 
 namespace kiln {
@@ -25,6 +26,10 @@ struct CompileOptions {
   std::vector<std::string> shapeFlags;  ///< --shape flags, recorded in the manifest
   /// --memory-pool NAME:BYTES, fastest first; empty: one arena of whatever size the plan needs.
   std::vector<MemoryPool> memoryPools;
+  /// The optimizer: --print-before/-after, --fast-math, verification.
+  PassRunOptions passes;
+  /// Passes to run instead of the -O pipeline (--passes a,b,c); empty: pipelineFor(optLevel).
+  std::vector<std::string> passList;
 };
 
 /// The arena plan of a compiled model, for reports and pictures.
@@ -60,6 +65,7 @@ struct CompileResult {
   std::string libraryPath;  ///< lib<name>.so when built
   std::string symbolPrefix;
   MemoryReport memory;
+  std::vector<PassRecord> passes;  ///< per-pass statistics of the optimizer
 };
 
 /// Generates the artifact for a fully inferred model (every value's shape static) into

@@ -35,7 +35,12 @@ struct Annotations {
   std::string layout;  ///< preferred layout, e.g. "NCHW16c"
   std::optional<QuantParams> quant;
   std::string device;  ///< device assignment, e.g. "cpu:0"
-  bool empty() const { return !fusionGroup && layout.empty() && !quant && device.empty(); }
+  /// Names of the source-model nodes this node computes, set when a pass fuses or replaces
+  /// nodes (empty: the node is its own source). Errors and profiles name these.
+  std::vector<std::string> sources;
+  bool empty() const {
+    return !fusionGroup && layout.empty() && !quant && device.empty() && sources.empty();
+  }
   bool operator==(const Annotations&) const = default;
 };
 
@@ -166,6 +171,11 @@ class Graph {
   void replaceAllUsesWith(Value* from, Value* to);
   /// Removes an initializer or input value that has no uses.
   void eraseValue(Value* v);
+  /// Drops the outputs of `n` from index `count` on; they must be unused and not outputs.
+  void truncateOutputs(Node* n, size_t count);
+  /// Exchanges the names of two values of this graph (a rewrite that computes a graph output
+  /// with a new node gives the new value the output's name).
+  void swapNames(Value* a, Value* b);
 
   const std::list<std::unique_ptr<Node>>& nodes() const { return nodes_; }
   size_t numNodes() const { return nodes_.size(); }

@@ -143,6 +143,8 @@ void registerShapeOps(OpRegistry& r);
 void registerTensorOps(OpRegistry& r);
 void registerControlFlowOps(OpRegistry& r);
 void registerMiscOps(OpRegistry& r);
+/// The optimizer's fused ops in domain "kiln" (fused.cc).
+void registerFusedOps(OpRegistry& r);
 /// Emit facets for NN and data-movement ops (lib/ops/nn_emit.cc), attached after registration.
 void attachNnEmitters(OpRegistry& r);
 

@@ -1,0 +1,29 @@
+// Names shared by the optimizer's fused ops (lib/ops/fused.cc) and the passes that make them.
+#pragma once
+
+namespace kiln {
+
+/// Domain of ops only kiln's passes create.
+inline constexpr const char* kKilnDomain = "kiln";
+/// Attribute naming the activation fused into a FusedConv/FusedGemm/FusedMatMul ("Relu",
+/// "Clip", ...; absent: none). Its parameters are the activation's own attributes prefixed
+/// with "activation_" (activation_alpha, ...); Clip's bounds are activation_min/_max.
+inline constexpr const char* kActivationAttr = "activation";
+
+}  // namespace kiln
+
+#include <string>
+#include <vector>
+
+namespace kiln {
+
+class Node;
+
+/// True when kiln.Elementwise can evaluate `n` per element: a single-output f32 op with a
+/// kernels/ref scalar functor (arithmetic, unary math, activations, Clip).
+bool elementwiseFusable(const Node& n);
+
+/// The C++ expression applying `n`'s scalar functor to `args` (one per input).
+std::string scalarCall(const Node& n, const std::vector<std::string>& args);
+
+}  // namespace kiln

@@ -1,0 +1,139 @@
+// Ops the optimizer creates (domain "kiln"): Conv/Gemm/MatMul with a fused epilogue, and a
+// fused chain of elementwise ops. Their types follow from the ops they replace.
+#include "kiln/ops/fused.h"
+
+#include "kiln/ops/registry.h"
+#include "shape_math.h"
+
+namespace kiln {
+namespace {
+
+using Types = Expected<std::vector<TensorType>>;
+
+/// Infers `base` (an ONNX op) on the first `count` inputs of the fused node.
+Types inferAs(const InferContext& ctx, const char* base, size_t count) {
+  const OpDef* def = OpRegistry::builtin().find("", base);
+  if (!def) return ctx.error("no definition of {}", base);
+  std::vector<TensorType> ins;
+  std::vector<const Tensor*> vals;
+  for (size_t i = 0; i < count && i < ctx.numInputs(); ++i) {
+    ins.push_back(ctx.in(i));
+    vals.push_back(ctx.value(i));
+  }
+  InferContext inner(ctx.node(), ins, vals, nullptr);
+  return def->inferTypes(inner);
+}
+
+Status checkResidual(const InferContext& ctx, size_t i, const TensorType& out) {
+  if (!ctx.has(i)) return Status();
+  if (ctx.in(i).dtype != out.dtype || ctx.in(i).shape != out.shape)
+    return ctx.error("the residual input {} must have the output's type {}", toString(ctx.in(i)),
+                     toString(out));
+  return Status();
+}
+
+std::vector<AttrSpec> epilogueAttrs(std::vector<AttrSpec> base) {
+  for (AttrSpec a : {AttrSpec{kActivationAttr, AttrKind::String},
+                     AttrSpec{"activation_alpha", AttrKind::Float},
+                     AttrSpec{"activation_beta", AttrKind::Float},
+                     AttrSpec{"activation_min", AttrKind::Float},
+                     AttrSpec{"activation_max", AttrKind::Float},
+                     AttrSpec{"activation_approximate", AttrKind::String}})
+    base.push_back(a);
+  return base;
+}
+
+// FusedConv(X, W, B?, R?): act(conv(X, W) + B + R).
+struct FusedConvOp {
+  static constexpr std::string_view kName = "FusedConv";
+  static constexpr std::string_view kDomain = kKilnDomain;
+  static OpSchema schema() {
+    return {2, 4, 1, 1,
+            epilogueAttrs({{"auto_pad", AttrKind::String},
+                           {"dilations", AttrKind::Ints},
+                           {"group", AttrKind::Int},
+                           {"kernel_shape", AttrKind::Ints},
+                           {"pads", AttrKind::Ints},
+                           {"strides", AttrKind::Ints}})};
+  }
+  static Types inferTypes(const InferContext& ctx) {
+    KILN_ASSIGN_OR_RETURN(auto outs, inferAs(ctx, "Conv", 3));
+    KILN_RETURN_IF_ERROR(checkResidual(ctx, 3, outs[0]));
+    return outs;
+  }
+};
+
+// FusedGemm(A, B, C?, R?): act(Gemm(A, B, C) + R).
+struct FusedGemmOp {
+  static constexpr std::string_view kName = "FusedGemm";
+  static constexpr std::string_view kDomain = kKilnDomain;
+  static OpSchema schema() {
+    return {2, 4, 1, 1,
+            epilogueAttrs({{"alpha", AttrKind::Float},
+                           {"beta", AttrKind::Float},
+                           {"transA", AttrKind::Int},
+                           {"transB", AttrKind::Int}})};
+  }
+  static Types inferTypes(const InferContext& ctx) {
+    KILN_ASSIGN_OR_RETURN(auto outs, inferAs(ctx, "Gemm", 3));
+    KILN_RETURN_IF_ERROR(checkResidual(ctx, 3, outs[0]));
+    return outs;
+  }
+};
+
+// FusedMatMul(A, B, bias?, R?): act(MatMul(A, B) + bias + R), bias [N] along the last axis.
+struct FusedMatMulOp {
+  static constexpr std::string_view kName = "FusedMatMul";
+  static constexpr std::string_view kDomain = kKilnDomain;
+  static OpSchema schema() { return {2, 4, 1, 1, epilogueAttrs({})}; }
+  static Types inferTypes(const InferContext& ctx) {
+    KILN_ASSIGN_OR_RETURN(auto outs, inferAs(ctx, "MatMul", 2));
+    if (ctx.has(2)) {
+      const TensorType& b = ctx.in(2);
+      const Shape& y = outs[0].shape;
+      if (b.dtype != outs[0].dtype || !b.shape.rankKnown() || b.shape.rank() != 1 ||
+          !y.rankKnown() || y.rank() < 1 || b.shape[0] != y[size_t(y.rank() - 1)])
+        return ctx.error("the bias {} must be a vector of the output's last dim ({})",
+                         toString(b), toString(outs[0]));
+    }
+    KILN_RETURN_IF_ERROR(checkResidual(ctx, 3, outs[0]));
+    return outs;
+  }
+};
+
+// Elementwise(inputs...) { body }: the body graph's nodes, applied per output element with
+// the inputs broadcast to the output shape.
+struct ElementwiseOp {
+  static constexpr std::string_view kName = "Elementwise";
+  static constexpr std::string_view kDomain = kKilnDomain;
+  static OpSchema schema() { return {1, -1, 1, 1, {{"body", AttrKind::Graph, true}}}; }
+  static Types inferTypes(const InferContext& ctx) {
+    const Attribute* a = ctx.node().attr("body");
+    if (!a || a->kind() != AttrKind::Graph || !a->g()) return ctx.error("no body graph");
+    Graph& body = *a->g();
+    if (body.inputs().size() != ctx.numInputs() || body.outputs().size() != 1)
+      return ctx.error("the body takes {} inputs and returns {} values; expected {} and 1",
+                       body.inputs().size(), body.outputs().size(), ctx.numInputs());
+    // Body inputs are scalars of the operands' element types; shapes broadcast outside.
+    std::vector<TensorType> scalars;
+    std::vector<Shape> shapes;
+    for (size_t i = 0; i < ctx.numInputs(); ++i) {
+      scalars.push_back(TensorType{ctx.in(i).dtype, Shape::scalar()});
+      shapes.push_back(ctx.in(i).shape);
+    }
+    KILN_ASSIGN_OR_RETURN(auto outs, ctx.inferSubgraph(body, scalars));
+    KILN_ASSIGN_OR_RETURN(Shape s, broadcastShapes(ctx, shapes));
+    return single(outs[0].dtype, std::move(s));
+  }
+};
+
+}  // namespace
+
+void registerFusedOps(OpRegistry& r) {
+  r.add<FusedConvOp>();
+  r.add<FusedGemmOp>();
+  r.add<FusedMatMulOp>();
+  r.add<ElementwiseOp>();
+}
+
+}  // namespace kiln

@@ -1,0 +1,135 @@
+// Code for kiln.Elementwise: one loop over the output that evaluates the fused body per
+// element with the same kernels/ref scalar functors the unfused ops use (so results are
+// bit-identical; artifacts build with -ffp-contract=off).
+#include <algorithm>
+
+#include "emit_support.h"
+#include "kiln/ops/fused.h"
+#include "kiln/ops/registry.h"
+#include "shape_math.h"
+
+namespace kiln {
+namespace {
+
+const char* const kBinary[] = {"Add", "Sub", "Mul", "Div", "Max", "Min", "Pow"};
+const char* const kUnary[] = {"Neg",  "Abs",  "Sqrt", "Exp", "Log",        "Floor",
+                              "Ceil", "Sin",  "Cos",  "Erf", "Reciprocal"};
+const char* const kActivation[] = {"Relu", "LeakyRelu", "Sigmoid", "HardSigmoid", "HardSwish",
+                                   "Tanh", "Gelu",      "Elu",     "Selu",        "Celu",
+                                   "Softplus", "Softsign", "Mish", "ThresholdedRelu"};
+
+template <size_t N>
+bool in(const char* const (&table)[N], const std::string& op) {
+  return std::find_if(std::begin(table), std::end(table),
+                      [&](const char* s) { return op == s; }) != std::end(table);
+}
+
+}  // namespace
+
+bool elementwiseFusable(const Node& n) {
+  if (!n.domain().empty() || n.numOutputs() != 1 || !n.subgraphs().empty()) return false;
+  const std::string& op = n.opType();
+  size_t arity = 0;
+  if (in(kBinary, op))
+    arity = 2;
+  else if (in(kUnary, op) || in(kActivation, op))
+    arity = 1;
+  else if (op == "Clip")
+    arity = n.numInputs();
+  else
+    return false;
+  if (n.numInputs() != arity || arity == 0) return false;
+  for (const Value* v : n.inputs())
+    if (!v || v->dtype() != DType::F32) return false;
+  return n.output(0)->dtype() == DType::F32;
+}
+
+std::string scalarCall(const Node& n, const std::vector<std::string>& args) {
+  const std::string& op = n.opType();
+  if (op == "Clip") {
+    std::string lo = args.size() > 1 ? args[1] : "kiln_ref::ClipBounds<float>::lowest()";
+    std::string hi = args.size() > 2 ? args[2] : "kiln_ref::ClipBounds<float>::highest()";
+    return fmt::format("kiln_ref::Clip<float>{{{}, {}}}({})", lo, hi, args[0]);
+  }
+  std::string functor =
+      in(kActivation, op) ? activationFunctorFor(op, n, "") : "kiln_ref::" + op + "{}";
+  return fmt::format("{}({})", functor, fmt::join(args, ", "));
+}
+
+Status emitElementwise(const Node& n, EmitContext& ctx) {
+  const Attribute* a = n.attr("body");
+  if (!a || a->kind() != AttrKind::Graph || !a->g()) return ctx.unsupported("no body graph");
+  const Graph& body = *a->g();
+  if (n.output(0)->dtype() != DType::F32) return ctx.unsupported("a non-f32 fused chain");
+  ctx.useHeader("kiln_ref/elementwise.h");
+  ctx.useHeader("kiln_ref/activation.h");
+  auto out = n.output(0)->shape().staticDims();
+  int64_t count = 1;
+  for (int64_t d : out) count *= d;
+
+  // Operands: scalar constants become literals; the rest are read through pointers, by the
+  // flat index when they have the output's shape, else through broadcast strides.
+  std::vector<std::string> arg(n.numInputs());
+  std::vector<size_t> strided;
+  std::string decls;
+  for (size_t i = 0; i < n.numInputs(); ++i) {
+    const Value* v = n.input(i);
+    const Tensor* t = ctx.value(i);
+    if (t && t->numElements() == 1 && t->dtype() == DType::F32) {
+      arg[i] = floatLiteral(t->data<float>()[0]);
+      continue;
+    }
+    decls += fmt::format("const float* p{} = {}; ", i, ctx.input(i));
+    if (v->shape().staticDims() == out) {
+      arg[i] = fmt::format("p{}[e]", i);
+    } else {
+      arg[i] = fmt::format("p{}[o[{}]]", i, strided.size());
+      strided.push_back(i);
+    }
+  }
+  // The body, in order: each node's result is a local.
+  std::map<const Value*, std::string> name;
+  for (size_t i = 0; i < body.inputs().size(); ++i) name[body.inputs()[i]] = fmt::format("a{}", i);
+  std::string lambda = "[&](";
+  for (size_t i = 0; i < body.inputs().size(); ++i)
+    lambda += fmt::format("{}float a{}", i ? ", " : "", i);
+  lambda += ") -> float { ";
+  int k = 0;
+  for (const auto& bn : body.nodes()) {
+    std::vector<std::string> args;
+    for (const Value* v : bn->inputs()) {
+      auto it = name.find(v);
+      if (it == name.end()) return ctx.unsupported("a fused body that reads an outer value");
+      args.push_back(it->second);
+    }
+    std::string t = fmt::format("t{}", k++);
+    lambda += fmt::format("const float {} = {}; ", t, scalarCall(*bn, args));
+    name[bn->output(0)] = t;
+  }
+  lambda += fmt::format("return {}; }}", name.at(body.outputs()[0]));
+  std::string callArgs = fmt::format("{}", fmt::join(arg, ", "));
+  std::string y = ctx.output(0);
+  std::string stmt;
+  if (strided.empty()) {
+    stmt = fmt::format("{{ {}float* y = {}; auto f = {}; for (int64_t e = 0; e < {}; ++e) y[e] = f({}); }}",
+                       decls, y, lambda, count, callArgs);
+  } else {
+    std::vector<std::vector<int64_t>> dims;
+    for (size_t i : strided) dims.push_back(n.input(i)->shape().staticDims());
+    BroadcastLoop loop = collapseBroadcast(out, dims);
+    std::string strides;
+    for (size_t j = 0; j < strided.size(); ++j)
+      strides += fmt::format("{}{}", j ? ", " : "", ctx.constArray(loop.strides[j]));
+    stmt = fmt::format(
+        "{{ {}float* y = {}; auto f = {}; const int64_t* s[] = {{{}}}; int64_t e = 0; "
+        "kiln_ref::for_each_index<{}>({}, {}, s, [&](const int64_t* o) {{ y[e] = f({}); ++e; }}); }}",
+        decls, y, lambda, strides, strided.size(), loop.dims.size(), ctx.constArray(loop.dims),
+        callArgs);
+  }
+  ctx.call("kiln::Elementwise", stmt);
+  return Status();
+}
+
+void attachFusedEmitters(OpRegistry& r) { r.setEmit(kKilnDomain, "Elementwise", emitElementwise); }
+
+}  // namespace kiln

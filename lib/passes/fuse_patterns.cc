@@ -1,0 +1,111 @@
+// Pattern fusions: decomposed forms exporters produce, recognized and replaced by the op
+// they spell, which has its own kernel:
+//   x * 0.5 * (1 + erf(x / sqrt 2))   (either association) → Gelu(x)
+//   x * HardSigmoid(x; 1/6, 0.5)                          → HardSwish(x)
+#include <cmath>
+
+#include "passes.h"
+
+namespace kiln {
+namespace {
+
+bool near(double a, double b) { return std::fabs(a - b) <= 1e-6 * std::fabs(b); }
+
+bool splatNear(const Value* v, double x) {
+  const Tensor* t = constantOf(v);
+  if (!t || t->numElements() != 1 || (t->dtype() != DType::F32 && t->dtype() != DType::F64))
+    return false;
+  return near(t->doubleAt(0), x);
+}
+
+const Node* producerOf(const Value* v, const char* op) {
+  const Node* p = v ? v->producer() : nullptr;
+  return p && p->domain().empty() && p->opType() == op && soleUser(v) ? p : nullptr;
+}
+
+/// For v = 1 + erf(x / sqrt 2) (or x * (1/sqrt 2)), returns x.
+Value* erfPart(const Value* v) {
+  const Node* add = producerOf(v, "Add");
+  if (!add) return nullptr;
+  for (int i : {0, 1}) {
+    if (!splatNear(add->input(size_t(i)), 1.0)) continue;
+    const Node* erf = producerOf(add->input(size_t(1 - i)), "Erf");
+    if (!erf) continue;
+    const Value* s = erf->input(0);
+    if (const Node* d = producerOf(s, "Div"); d && splatNear(d->input(1), std::sqrt(2.0)))
+      return d->input(0);
+    if (const Node* m = producerOf(s, "Mul"))
+      for (int j : {0, 1})
+        if (splatNear(m->input(size_t(j)), 1.0 / std::sqrt(2.0))) return m->input(size_t(1 - j));
+  }
+  return nullptr;
+}
+
+/// For v = x * c (either order), returns x.
+Value* scaledBy(const Value* v, double c) {
+  const Node* m = producerOf(v, "Mul");
+  if (!m) return nullptr;
+  for (int i : {0, 1})
+    if (splatNear(m->input(size_t(i)), c)) return m->input(size_t(1 - i));
+  return nullptr;
+}
+
+bool replaceWith(Node& root, const char* op, Value* x, Rewriter& rw, const std::string& p) {
+  if (x->type() != root.output(0)->type()) return rw.fail(p, root, "the type changes");
+  auto n = rw.create(op, "", {x}, {root.output(0)->type()}, root.name(), {&root});
+  if (!n.ok()) return rw.fail(p, root, n.error().message());
+  return rw.replaceNode(&root, {(*n)->output(0)});
+}
+
+bool fuseGelu(Node& n, Rewriter& rw, const PassContext&, const std::string& p) {
+  if (n.output(0)->dtype() != DType::F32) return rw.fail(p, n, "not f32");
+  for (int i : {0, 1}) {
+    const Value* a = n.input(size_t(i));
+    const Value* b = n.input(size_t(1 - i));
+    // (x * 0.5) * (1 + erf(x / sqrt 2))
+    if (Value* x = erfPart(b); x && scaledBy(a, 0.5) == x) return replaceWith(n, "Gelu", x, rw, p);
+    // (x * (1 + erf(x / sqrt 2))) * 0.5
+    if (splatNear(b, 0.5)) {
+      if (const Node* m = producerOf(a, "Mul"))
+        for (int j : {0, 1})
+          if (Value* x = erfPart(m->input(size_t(j))); x && m->input(size_t(1 - j)) == x)
+            return replaceWith(n, "Gelu", x, rw, p);
+    }
+  }
+  return rw.fail(p, n, "not x * 0.5 * (1 + erf(x / sqrt 2))");
+}
+
+bool fuseHardSwish(Node& n, Rewriter& rw, const PassContext&, const std::string& p) {
+  for (int i : {0, 1}) {
+    const Node* hs = producerOf(n.input(size_t(i)), "HardSigmoid");
+    if (!hs || hs->input(0) != n.input(size_t(1 - i))) continue;
+    if (!near(hs->attrFloat("alpha", 0.2f), 1.0 / 6) || !near(hs->attrFloat("beta", 0.5f), 0.5))
+      continue;
+    return replaceWith(n, "HardSwish", n.input(size_t(1 - i)), rw, p);
+  }
+  return rw.fail(p, n, "not x * HardSigmoid(x) with alpha 1/6 and beta 0.5");
+}
+
+class FusePatternsPass final : public Pass {
+ public:
+  std::string_view name() const override { return "fuse-patterns"; }
+  std::string_view summary() const override {
+    return "recognizes decomposed Gelu (erf form) and HardSwish and replaces them by the op";
+  }
+  Expected<RewriteStats> run(Graph& g, PassContext& ctx) override {
+    std::vector<std::unique_ptr<RewritePattern>> patterns;
+    patterns.push_back(std::make_unique<FnPattern>("fuse-gelu", "Mul", fuseGelu, ctx));
+    patterns.push_back(std::make_unique<FnPattern>("fuse-hardswish", "Mul", fuseHardSwish, ctx));
+    Rewriter rw(g);
+    rw.setTrace(ctx.trace);
+    KILN_RETURN_IF_ERROR(applyPatternsGreedily(g, patterns, rw).status());
+    // The matched subtrees are now unread; dce removes them.
+    return rw.stats();
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Pass> makeFusePatternsPass() { return std::make_unique<FusePatternsPass>(); }
+
+}  // namespace kiln
