@@ -26,6 +26,18 @@ std::string tensorKey(const Tensor& t) {
   return k + sha256Hex(std::string_view(reinterpret_cast<const char*>(t.bytes()), t.byteSize()));
 }
 
+/// Type, dims and up to 64 bytes from each end: equal tensors have equal keys.
+std::string cheapKey(const Tensor& t) {
+  std::string k = fmt::format("{}[{}]", int(t.dtype()), fmt::join(t.dims(), ","));
+  if (t.dtype() == DType::String) return k + std::to_string(t.strings().size());
+  const char* b = reinterpret_cast<const char*>(t.bytes());
+  if (!b || t.byteSize() == 0) return k;
+  size_t n = t.byteSize(), edge = std::min<size_t>(n, 64);
+  k.append(b, edge);
+  k.append(b + n - edge, edge);
+  return k;
+}
+
 /// A canonical key of a node's attributes; nullopt when they hold a subgraph.
 std::optional<std::string> attrsKey(const Node& n) {
   std::string k;
@@ -63,13 +75,22 @@ class CsePass final : public Pass {
   }
   Expected<RewriteStats> run(Graph& g, PassContext&) override {
     Rewriter rw(g);
-    // Identical initializers first, so nodes reading copies of one constant match below.
-    std::unordered_map<std::string, Value*> constants;
+    // Identical initializers first, so nodes reading copies of one constant match below. A
+    // cheap key (type, dims, the first and last bytes) picks candidates; equal bytes decide.
+    std::unordered_map<std::string, std::vector<Value*>> candidates;
     std::vector<Value*> inits(g.initializers().begin(), g.initializers().end());
     for (Value* v : inits) {
-      auto [it, fresh] = constants.emplace(tensorKey(*v->initializer()), v);
-      if (fresh || !rw.canReplace(v, it->second)) continue;
-      rw.replaceAllUses(v, it->second);
+      const Tensor& t = *v->initializer();
+      std::string key = cheapKey(t);
+      Value* same = nullptr;
+      for (Value* c : candidates[key])
+        if (c->initializer()->sameContent(t)) same = c;
+      if (!same) {
+        candidates[key].push_back(v);
+        continue;
+      }
+      if (!rw.canReplace(v, same)) continue;
+      rw.replaceAllUses(v, same);
       rw.eraseInitializer(v);
       rw.notePattern("merge-equal-initializers");
     }

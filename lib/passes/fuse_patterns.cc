@@ -2,6 +2,8 @@
 // they spell, which has its own kernel:
 //   x * 0.5 * (1 + erf(x / sqrt 2))   (either association) → Gelu(x)
 //   x * HardSigmoid(x; 1/6, 0.5)                          → HardSwish(x)
+//   x * clip(x + 3, 0, 6) / 6   (either association)        → HardSwish(x)
+#include <algorithm>
 #include <cmath>
 
 #include "passes.h"
@@ -50,9 +52,21 @@ Value* scaledBy(const Value* v, double c) {
   return nullptr;
 }
 
+/// The matched subtree: `root` and the single-use producers it reads, up to `x`.
+void collectMatched(const Node* n, const Value* x, std::vector<const Node*>& out) {
+  out.push_back(n);
+  for (const Value* v : n->inputs()) {
+    if (v == x || !v->producer() || !soleUser(v)) continue;
+    collectMatched(v->producer(), x, out);
+  }
+}
+
 bool replaceWith(Node& root, const char* op, Value* x, Rewriter& rw, const std::string& p) {
   if (x->type() != root.output(0)->type()) return rw.fail(p, root, "the type changes");
-  auto n = rw.create(op, "", {x}, {root.output(0)->type()}, root.name(), {&root});
+  std::vector<const Node*> matched;
+  collectMatched(&root, x, matched);
+  std::reverse(matched.begin(), matched.end());
+  auto n = rw.create(op, "", {x}, {root.output(0)->type()}, root.name(), matched);
   if (!n.ok()) return rw.fail(p, root, n.error().message());
   return rw.replaceNode(&root, {(*n)->output(0)});
 }
@@ -75,7 +89,36 @@ bool fuseGelu(Node& n, Rewriter& rw, const PassContext&, const std::string& p) {
   return rw.fail(p, n, "not x * 0.5 * (1 + erf(x / sqrt 2))");
 }
 
+/// For v = clip(x + 3, 0, 6), returns x.
+Value* relu6OfXPlus3(const Value* v) {
+  const Node* clip = producerOf(v, "Clip");
+  if (!clip || clip->numInputs() != 3 || !splatNear(clip->input(1), 0.0) ||
+      !splatNear(clip->input(2), 6.0))
+    return nullptr;
+  const Node* add = producerOf(clip->input(0), "Add");
+  if (!add) return nullptr;
+  for (int i : {0, 1})
+    if (splatNear(add->input(size_t(i)), 3.0)) return add->input(size_t(1 - i));
+  return nullptr;
+}
+
+/// Div(x * clip(x + 3, 0, 6), 6) → HardSwish(x).
+bool fuseHardSwishDiv(Node& n, Rewriter& rw, const PassContext&, const std::string& p) {
+  const Node* m = splatNear(n.input(1), 6.0) ? producerOf(n.input(0), "Mul") : nullptr;
+  if (m)
+    for (int i : {0, 1})
+      if (Value* x = relu6OfXPlus3(m->input(size_t(i))); x && m->input(size_t(1 - i)) == x)
+        return replaceWith(n, "HardSwish", x, rw, p);
+  return rw.fail(p, n, "not (x * clip(x + 3, 0, 6)) / 6");
+}
+
 bool fuseHardSwish(Node& n, Rewriter& rw, const PassContext&, const std::string& p) {
+  for (int i : {0, 1}) {  // x * (clip(x + 3, 0, 6) / 6)
+    const Node* d = producerOf(n.input(size_t(i)), "Div");
+    if (!d || !splatNear(d->input(1), 6.0)) continue;
+    if (Value* x = relu6OfXPlus3(d->input(0)); x && n.input(size_t(1 - i)) == x)
+      return replaceWith(n, "HardSwish", x, rw, p);
+  }
   for (int i : {0, 1}) {
     const Node* hs = producerOf(n.input(size_t(i)), "HardSigmoid");
     if (!hs || hs->input(0) != n.input(size_t(1 - i))) continue;
@@ -90,12 +133,14 @@ class FusePatternsPass final : public Pass {
  public:
   std::string_view name() const override { return "fuse-patterns"; }
   std::string_view summary() const override {
-    return "recognizes decomposed Gelu (erf form) and HardSwish and replaces them by the op";
+    return "recognizes decomposed Gelu (erf form) and HardSwish (x*HardSigmoid(x), "
+           "x*clip(x+3,0,6)/6) and replaces them by the op";
   }
   Expected<RewriteStats> run(Graph& g, PassContext& ctx) override {
     std::vector<std::unique_ptr<RewritePattern>> patterns;
     patterns.push_back(std::make_unique<FnPattern>("fuse-gelu", "Mul", fuseGelu, ctx));
     patterns.push_back(std::make_unique<FnPattern>("fuse-hardswish", "Mul", fuseHardSwish, ctx));
+    patterns.push_back(std::make_unique<FnPattern>("fuse-hardswish", "Div", fuseHardSwishDiv, ctx));
     Rewriter rw(g);
     rw.setTrace(ctx.trace);
     KILN_RETURN_IF_ERROR(applyPatternsGreedily(g, patterns, rw).status());
