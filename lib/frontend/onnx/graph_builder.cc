@@ -123,9 +123,6 @@ class GraphBuilder {
   // Checks the node's domain, opset and op, converts it to a spec and normalizes it.
   Status planNode(onnx::NodeProto& np, const SourceNodeRef& where) {
     if (where.opType.empty()) return nodeError(where, "has no op_type");
-    if (ctx_.functions.count({np.domain(), np.op_type()}))
-      return nodeError(where, "calls a model-local function, which kiln does not inline yet",
-                       "inline the model's functions (onnx.inliner) before compiling");
     if (where.domain == kTrainingDomain) return planTrainingNode(np, where);
     if (!isDefaultDomain(where.domain))
       return nodeError(
@@ -214,6 +211,12 @@ class GraphBuilder {
         nodeNames.insert(name);
       }
       SourceNodeRef where{ctx_.file, name, np.op_type(), np.domain(), ctx_.opsetFor(np.domain())};
+      if (ctx_.functions.count({np.domain(), np.op_type()})) {  // a model-local function
+        std::vector<InlinedNode> body;
+        KILN_RETURN_IF_ERROR(inlineFunctionCall(np, where, ctx_, g_, inlined_, body));
+        for (InlinedNode& b : body) KILN_RETURN_IF_ERROR(planNode(*b.proto, b.where));
+        continue;
+      }
       KILN_RETURN_IF_ERROR(planNode(np, where));
     }
     return Status();
@@ -407,6 +410,7 @@ class GraphBuilder {
   int depth_;
   std::vector<PlannedNode> planned_;
   std::vector<Node*> nodes_;
+  std::deque<onnx::NodeProto> inlined_;  ///< function body nodes instantiated for calls
 };
 
 }  // namespace
