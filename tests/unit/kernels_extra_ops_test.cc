@@ -11,6 +11,7 @@
 #include "ref/elementwise.h"
 #include "ref/linalg.h"
 #include "ref/norm.h"
+#include "ref/pool.h"
 #include "ref/signal.h"
 #include "ref/text.h"
 #include "ref/training.h"
@@ -229,6 +230,27 @@ TEST(NormKernels, BatchNormTrainingUsesBatchStatistics) {
   kiln_ref::batch_norm_training<float>(2, 1, 2, x, &scale, &bias, &mean, &var, 0.0f, 0.9f, y,
                                        static_cast<float*>(nullptr), static_cast<float*>(nullptr));
   EXPECT_NEAR(y[0], 2 * (1 - 4) / std::sqrt(5.0) + 1, 1e-6);
+}
+
+// ---- MaxPool on int8 / uint8 ----
+
+TEST(PoolKernels, MaxPoolInt8NeverPicksPadding) {
+  // 2x2 input, 2x2 window, stride 1, one padding row/column on each side: 3x3 output. Windows
+  // that see a single negative value must return it, not the padding.
+  const int8_t x[4] = {-5, -3, -7, -128};
+  const int64_t in[2] = {2, 2}, k[2] = {2, 2}, out[2] = {3, 3}, st[2] = {1, 1}, dil[2] = {1, 1},
+                pads[4] = {1, 1, 1, 1};
+  int8_t y[9];
+  int64_t idx[9];
+  kiln_ref::max_pool<int8_t>(2, 1, in, k, out, st, dil, pads, x, y, idx, 0);
+  const int8_t want[9] = {-5, -3, -3, -5, -3, -3, -7, -7, -128};
+  for (int i = 0; i < 9; ++i) EXPECT_EQ(y[i], want[i]) << i;
+  EXPECT_EQ(idx[8], 3);
+  const uint8_t u[4] = {0, 255, 7, 3};
+  const int64_t k2[2] = {2, 2}, o1[2] = {1, 1}, s2[2] = {2, 2}, p0[4] = {0, 0, 0, 0};
+  uint8_t yu = 0;
+  kiln_ref::max_pool<uint8_t>(2, 1, in, k2, o1, s2, dil, p0, u, &yu, nullptr, 0);
+  EXPECT_EQ(yu, 255);
 }
 
 // ---- f16 Max/Min/Mod ----
