@@ -181,18 +181,21 @@ struct DropoutOp {
       return ctx.error("ratio must be a float scalar, got {}", dtypeName(ctx.in(1).dtype));
     if (ctx.has(2) && ctx.in(2).dtype != DType::Bool)
       return ctx.error("training_mode must be a bool scalar, got {}", dtypeName(ctx.in(2).dtype));
-    // Training mode with a nonzero ratio draws random numbers, which kiln does not do. Known
-    // at compile time, that is an error here; otherwise the generated code checks the mode and
-    // ratio at run time and run() fails with KILN_ERR_DATA in that case (nn_emit.cc).
+    // Training mode draws random numbers: kiln compiles inference graphs only, so the mode
+    // must be known to be off (or the ratio known to be zero) at compile time.
     if (ctx.has(2)) {
       const Tensor* mode = ctx.value(2);
       const Tensor* ratio = ctx.has(1) ? ctx.value(1) : nullptr;
-      const bool nonzeroRatio =
-          !ctx.has(1) || (ratio && ratio->numElements() == 1 && ratio->doubleAt(0) != 0);
-      if (mode && mode->numElements() == 1 && mode->intAt(0) != 0 && nonzeroRatio)
+      bool zeroRatio = ratio && ratio->numElements() == 1 && ratio->doubleAt(0) == 0;
+      if (!mode)
         return ctx.error(
-            "training-mode dropout with a nonzero ratio is unsupported (it is random; kiln "
-            "compiles inference graphs) — export the model in inference mode");
+            "training-mode dropout is unsupported and training_mode is not a compile-time "
+            "constant (training mode is random; kiln compiles inference graphs) — drop the input "
+            "or make it a false constant");
+      if (mode->numElements() == 1 && mode->intAt(0) != 0 && !zeroRatio)
+        return ctx.error(
+            "training-mode dropout is unsupported and training_mode is true (training mode is "
+            "random; kiln compiles inference graphs) — export the model in inference mode");
     }
     return std::vector<TensorType>{in, {DType::Bool, in.shape}};
   }

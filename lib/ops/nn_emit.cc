@@ -334,31 +334,9 @@ Status emitLayerNorm(const Node& n, EmitContext& ctx) {
 
 // ---- data movement ----
 
-/// Dropout is the identity unless training_mode is true and the ratio nonzero, which would be
-/// random: where that is decided only at run time, run() returns KILN_ERR_DATA for it.
-void emitDropoutGuard(const Node& n, EmitContext& ctx) {
-  if (n.numInputs() < 3 || !n.input(2)) return;  // inference mode
-  const Tensor* mode = ctx.value(2);
-  if (mode && mode->numElements() == 1 && mode->intAt(0) == 0) return;
-  std::string training = mode ? "true" : fmt::format("({})[0]", ctx.input(2));
-  std::string nonzero = "true";  // the default ratio is 0.5
-  if (n.numInputs() > 1 && n.input(1)) {
-    const Tensor* ratio = ctx.value(1);
-    const DType t = n.input(1)->dtype();
-    if (ratio && ratio->numElements() == 1 && ratio->doubleAt(0) == 0) return;
-    if (!ratio)  // f16/bf16 are stored as uint16_t bits: nonzero unless +-0
-      nonzero = t == DType::F16 || t == DType::BF16
-                    ? fmt::format("((({})[0] & 0x7fff) != 0)", ctx.input(1))
-                    : fmt::format("(({})[0] != 0)", ctx.input(1));
-  }
-  ctx.call("dropout_mode_check",
-           fmt::format("if ({} && {}) return KILN_ERR_DATA;", training, nonzero));
-}
-
 /// Reshape-like ops whose output bytes equal the input bytes: a view of the input, or a copy
 /// where the output needs its own buffer (a graph output).
 Status emitCopy(const Node& n, EmitContext& ctx) {
-  if (n.opType() == "Dropout") emitDropoutGuard(n, ctx);
   int64_t bytes = *dtypeStorageBytes(n.output(0)->dtype(), numel(n.output(0)));
   if (!ctx.aliasOutput(0, 0, 0))
     ctx.call("memcpy", fmt::format("std::memcpy({}, {}, {});", ctx.output(0), ctx.input(0), bytes));

@@ -208,21 +208,6 @@ TEST(OpsShapeSlice, EyeLikeTriluDropout) {
   ASSERT_EQ(d.run(), "");
   EXPECT_EQ(d.type(0), "f16[N,8]");
   EXPECT_EQ(d.type(1), "bool[N,8]");
-  // training_mode known only at run time: accepted (the generated code checks it); known true
-  // with a nonzero (or the default) ratio: random, refused; known true with ratio 0: identity.
-  OpGraph rt;
-  rt.op("Dropout", {rt.in("f32[3]"), rt.in("f32[]"), rt.in("bool[]")}, 2);
-  EXPECT_EQ(rt.run(), "");
-  const Tensor yes = Tensor::scalar<uint8_t>(DType::Bool, 1);
-  OpGraph on;
-  on.op("Dropout", {on.in("f32[3]"), on.init(f32s({0.5f}, {})), on.init(yes)});
-  EXPECT_TRUE(contains(on.infer(), "nonzero ratio is unsupported")) << on.infer();
-  OpGraph dflt;
-  dflt.op("Dropout", {dflt.in("f32[3]"), nullptr, dflt.init(yes)});
-  EXPECT_TRUE(contains(dflt.infer(), "nonzero ratio is unsupported")) << dflt.infer();
-  OpGraph zero;
-  zero.op("Dropout", {zero.in("f32[3]"), zero.init(f32s({0.0f}, {})), zero.init(yes)});
-  EXPECT_EQ(zero.infer(), "f32[3]");
 }
 
 TEST(OpsShapeSlice, CastAndCastLike) {
