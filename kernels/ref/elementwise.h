@@ -95,6 +95,14 @@ struct ModTrunc {
     }
   }
 };
+/// Applies F to f16 operands (uint16_t bits) widened to float and rounds the result back.
+/// Exact for Max, Min and ModTrunc: their results are an operand or an exact remainder.
+template <class F>
+struct HalfVia {
+  uint16_t operator()(uint16_t a, uint16_t b) const {
+    return float_to_half(F{}(half_to_float(a), half_to_float(b)));
+  }
+};
 struct BitAnd {
   template <class T, IfInt<T> = 0>
   T operator()(T a, T b) const {

@@ -34,6 +34,42 @@ inline void batch_norm(int64_t N, int64_t C, int64_t inner, const T* x, const T*
   }
 }
 
+/// BatchNormalization, training mode (opset 14+): per channel, the batch mean and population
+/// variance over N and inner (in double) normalize x: y = scale * (x - mean) /
+/// sqrt(var + epsilon) + bias; running_mean = input_mean * momentum + mean * (1 - momentum) and
+/// running_var likewise (each may be nullptr). x, y: [N, C, inner]; the rest [C]. N * inner must
+/// be > 0. x and y may alias (a channel's values are all read before any is written).
+template <class T>
+inline void batch_norm_training(int64_t N, int64_t C, int64_t inner, const T* x, const T* scale,
+                                const T* bias, const T* input_mean, const T* input_var,
+                                float epsilon, float momentum, T* y, T* running_mean,
+                                T* running_var) {
+  const double count = double(N * inner);
+  for (int64_t c = 0; c < C; ++c) {
+    double sum = 0;
+    for (int64_t n = 0; n < N; ++n)
+      for (int64_t i = 0; i < inner; ++i) sum += double(x[(n * C + c) * inner + i]);
+    const double mean = sum / count;
+    double sq = 0;
+    for (int64_t n = 0; n < N; ++n)
+      for (int64_t i = 0; i < inner; ++i) {
+        const double d = double(x[(n * C + c) * inner + i]) - mean;
+        sq += d * d;
+      }
+    const double var = sq / count;
+    const double inv_std = 1.0 / std::sqrt(var + double(epsilon));
+    const double s = double(scale[c]), b = double(bias[c]);
+    for (int64_t n = 0; n < N; ++n)
+      for (int64_t i = 0; i < inner; ++i) {
+        const int64_t e = (n * C + c) * inner + i;
+        y[e] = T(s * (double(x[e]) - mean) * inv_std + b);
+      }
+    const double mo = double(momentum);
+    if (running_mean) running_mean[c] = T(double(input_mean[c]) * mo + mean * (1.0 - mo));
+    if (running_var) running_var[c] = T(double(input_var[c]) * mo + var * (1.0 - mo));
+  }
+}
+
 namespace norm_detail {
 
 /// Mean and 1/sqrt(variance + epsilon) of n contiguous values (two passes, in double).

@@ -203,9 +203,15 @@ std::string fnExpr(const Node& n, const char* spelling) {
   return std::string(spelling) + "{}";
 }
 
-template <Spelling kFn>
+/// kHalfExact: the op is exact on f16 computed in float (Max, Min, Mod with fmod=1), so f16
+/// inputs run through kiln_ref::HalfVia.
+template <Spelling kFn, bool kHalfExact = false>
 Status emitBinary(const Node& n, EmitContext& ctx) {
-  KILN_RETURN_IF_ERROR(checkComputable(n, ctx));
+  bool half = kHalfExact;
+  for (Value* v : n.inputs()) half = half && v && v->dtype() == DType::F16;
+  if (!half) KILN_RETURN_IF_ERROR(checkComputable(n, ctx));
+  const std::string fn =
+      half ? fmt::format("kiln_ref::HalfVia<{}>{{}}", kFn.text) : fnExpr(n, kFn.text);
   ctx.useHeader("kiln_ref/elementwise.h");
   const size_t count = n.numInputs();
   const int64_t outElems = *n.output(0)->shape().numElements();
@@ -226,8 +232,7 @@ Status emitBinary(const Node& n, EmitContext& ctx) {
     ctx.call(std::string("kiln_ref::binary<") + kFn.text + ">",
              fmt::format("kiln_ref::binary({}, {}, {}, {}, {}, {}, {}, {});", loop.dims.size(),
                          ctx.constArray(loop.dims), ctx.constArray(loop.strides[0]),
-                         ctx.constArray(loop.strides[1]), a, ctx.input(k), out,
-                         fnExpr(n, kFn.text)));
+                         ctx.constArray(loop.strides[1]), a, ctx.input(k), out, fn));
   }
   return Status();
 }
@@ -262,7 +267,7 @@ Expected<std::vector<Tensor>> evalMod(const EvalContext& ctx) {
   return evalBinary<kiln_ref::ModFloor, false>(ctx);
 }
 Status emitMod(const Node& n, EmitContext& ctx) {
-  if (n.attrInt("fmod", 0)) return emitBinary<"kiln_ref::ModTrunc">(n, ctx);
+  if (n.attrInt("fmod", 0)) return emitBinary<"kiln_ref::ModTrunc", true>(n, ctx);
   if (isFloat(n.input(0)->dtype()))
     return ctx.unsupported("Mod with fmod=0 on floats (the spec requires fmod=1)");
   return emitBinary<"kiln_ref::ModFloor">(n, ctx);
@@ -366,8 +371,10 @@ void registerElementwiseOps(OpRegistry& r) {
   r.addDef(row("BitwiseAnd", 2, 2, inferSameType, KILN_BINARY(BitAnd, false)));
   r.addDef(row("BitwiseOr", 2, 2, inferSameType, KILN_BINARY(BitOr, false)));
   r.addDef(row("BitwiseXor", 2, 2, inferSameType, KILN_BINARY(BitXor, false)));
-  r.addDef(row("Max", 1, -1, inferSameType, KILN_BINARY(Max, false)));
-  r.addDef(row("Min", 1, -1, inferSameType, KILN_BINARY(Min, false)));
+  r.addDef(row("Max", 1, -1, inferSameType, evalBinary<kiln_ref::Max, false>,
+               emitBinary<"kiln_ref::Max", true>));
+  r.addDef(row("Min", 1, -1, inferSameType, evalBinary<kiln_ref::Min, false>,
+               emitBinary<"kiln_ref::Min", true>));
   r.addDef(row("Sum", 1, -1, inferSameType, KILN_BINARY(Add, false)));
   r.addDef(row("Mean", 1, -1, inferSameType, evalMean, emitMean));
   r.addDef(row("Equal", 2, 2, inferCompare, KILN_BINARY(Equal, true)));

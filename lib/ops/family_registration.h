@@ -23,6 +23,8 @@ void registerImageOps(OpRegistry& r);
 void registerQuantizeOps(OpRegistry& r);
 /// DFT, STFT, window functions, MelWeightMatrix (signal.cc).
 void registerSignalOps(OpRegistry& r);
+/// Adagrad, Momentum, Adam of domain ai.onnx.preview.training (training.cc).
+void registerTrainingOps(OpRegistry& r);
 /// RNN, GRU, LSTM (recurrent.cc), only where no other family defines them.
 void registerRecurrentOps(OpRegistry& r);
 /// NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss (loss.cc), only where not yet defined.

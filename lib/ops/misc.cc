@@ -4,7 +4,10 @@
 #include <algorithm>
 
 #include "dim_math.h"
+#include "emit_support.h"
 #include "family_registration.h"
+#include "ref/linalg.h"
+#include "ref/text.h"
 
 namespace kiln {
 namespace {
@@ -109,6 +112,39 @@ struct DetOp {
       return ctx.error("input must be [..., M, M] (square matrices), got {}", toString(x.shape));
     return single(x.dtype, Shape({x.shape.dims().begin(), x.shape.dims().end() - 2}));
   }
+  static Expected<std::vector<Tensor>> evaluate(const EvalContext& ctx) {
+    const Tensor& x = ctx.in(0);
+    const auto& d = x.dims();
+    if (d.size() < 2 || d[d.size() - 1] != d[d.size() - 2])
+      return ctx.error("input must be [..., M, M]");
+    const int64_t m = d.back();
+    std::vector<int64_t> outDims(d.begin(), d.end() - 2);
+    KILN_ASSIGN_OR_RETURN(Tensor y, Tensor::zeros(x.dtype(), outDims));
+    const int64_t batch = y.numElements();
+    std::vector<double> scratch(size_t(m * m));
+    if (x.dtype() == DType::F32)
+      kiln_ref::det(batch, m, x.data<float>(), y.mutableData<float>(), scratch.data());
+    else if (x.dtype() == DType::F64)
+      kiln_ref::det(batch, m, x.data<double>(), y.mutableData<double>(), scratch.data());
+    else
+      return ctx.error("no compile-time evaluation for {}", dtypeName(x.dtype()));
+    return std::vector<Tensor>{std::move(y)};
+  }
+  static Status emit(const Node& n, EmitContext& ctx) {
+    const DType t = n.input(0)->dtype();
+    if (t != DType::F32 && t != DType::F64)
+      return ctx.unsupported(fmt::format("Det on {} tensors", dtypeName(t)));
+    auto d = staticDims(n.input(0));
+    const int64_t m = d.back(), batch = staticNumel(n.output(0));
+    if (batch == 0) return Status();
+    ctx.useHeader("kiln_ref/linalg.h");
+    // m == 0: no scratch; every determinant is the empty product 1.
+    const std::string scratch =
+        m == 0 ? std::string("nullptr") : ctx.scratch(kiln_ref::det_scratch_bytes(m));
+    ctx.call("kiln_ref::det", fmt::format("kiln_ref::det<{}>({}, {}, {}, {}, {});", cTypeOf(t),
+                                          batch, m, ctx.input(0), ctx.output(0), scratch));
+    return Status();
+  }
 };
 
 // Stop words make the kept count data-dependent; without them the shape is unchanged.
@@ -142,6 +178,55 @@ struct StringNormalizerOp {
   }
 };
 
+/// The TfIdfVectorizer attributes in kernel form, or the reason they are inconsistent.
+struct TfIdfParams {
+  int64_t minN = 0, maxN = 0, maxSkip = 0;
+  int mode = kiln_ref::kTfIdfTF;
+  std::vector<int64_t> pool, counts, indexes;
+  std::vector<float> weights;
+  int64_t outSize = 0;
+};
+
+Expected<TfIdfParams> tfidfParams(const Node& n) {
+  TfIdfParams p;
+  p.minN = n.attrInt("min_gram_length", 0);
+  p.maxN = n.attrInt("max_gram_length", 0);
+  p.maxSkip = n.attrInt("max_skip_count", 0);
+  if (p.minN < 1 || p.maxN < p.minN || p.maxSkip < 0)
+    return makeError("min_gram_length {}, max_gram_length {} or max_skip_count {} is invalid",
+                     p.minN, p.maxN, p.maxSkip);
+  std::string mode = n.attrString("mode", "");
+  if (mode != "TF" && mode != "IDF" && mode != "TFIDF")
+    return makeError("mode '{}' is not TF, IDF or TFIDF", mode);
+  p.mode = mode == "TF" ? kiln_ref::kTfIdfTF
+                        : (mode == "IDF" ? kiln_ref::kTfIdfIDF : kiln_ref::kTfIdfTFIDF);
+  if (const Attribute* a = n.attr("pool_strings"); a && !a->strings().empty())
+    return makeError("a string pool (pool_strings) is unsupported; use integer tokens");
+  p.pool = n.attrInts("pool_int64s");
+  p.counts = n.attrInts("ngram_counts");
+  p.indexes = n.attrInts("ngram_indexes");
+  p.weights = n.attrFloats("weights");
+  const int64_t poolSize = int64_t(p.pool.size());
+  int64_t grams = 0;
+  for (size_t level = 0; level < p.counts.size(); ++level) {
+    const int64_t begin = p.counts[level];
+    const int64_t end = level + 1 < p.counts.size() ? p.counts[level + 1] : poolSize;
+    if (begin < 0 || end < begin || end > poolSize || (end - begin) % int64_t(level + 1) != 0)
+      return makeError("ngram_counts {} does not split the {} pool entries into n-grams",
+                       fmt::join(p.counts, ","), poolSize);
+    grams += (end - begin) / int64_t(level + 1);
+  }
+  if (int64_t(p.indexes.size()) != grams)
+    return makeError("ngram_indexes has {} entries for {} n-grams", p.indexes.size(), grams);
+  if (!p.weights.empty() && int64_t(p.weights.size()) != grams)
+    return makeError("weights has {} entries for {} n-grams", p.weights.size(), grams);
+  for (int64_t i : p.indexes) {
+    if (i < 0) return makeError("ngram_indexes contains negative index {}", i);
+    p.outSize = std::max(p.outSize, i + 1);
+  }
+  return p;
+}
+
 struct TfIdfVectorizerOp {
   static constexpr std::string_view kName = "TfIdfVectorizer";
   static OpSchema schema() {
@@ -174,6 +259,53 @@ struct TfIdfVectorizerOp {
     if (s.rank() == 2) return single(DType::F32, Shape({s[0], Dim::known(size)}));
     return ctx.error("input must be [N] or [B, N], got {}", toString(s));
   }
+  static Expected<std::vector<Tensor>> evaluate(const EvalContext& ctx) {
+    const Tensor& x = ctx.in(0);
+    auto p = tfidfParams(ctx.node());
+    if (!p) return ctx.error("{}", p.message());
+    if (x.rank() < 1 || x.rank() > 2 || (x.dtype() != DType::I32 && x.dtype() != DType::I64))
+      return ctx.error("no compile-time evaluation for this input");
+    const int64_t cols = x.dims().back(), rows = x.rank() == 2 ? x.dims()[0] : 1;
+    std::vector<int64_t> outDims{p->outSize};
+    if (x.rank() == 2) outDims.insert(outDims.begin(), rows);
+    KILN_ASSIGN_OR_RETURN(Tensor y, Tensor::zeros(DType::F32, outDims));
+    auto run = [&](const auto* tokens) {
+      kiln_ref::tfidf_vectorizer(
+          rows, cols, tokens, p->minN, p->maxN, p->maxSkip, p->mode, p->pool.data(),
+          int64_t(p->pool.size()), p->counts.data(), int64_t(p->counts.size()), p->indexes.data(),
+          p->weights.empty() ? nullptr : p->weights.data(), p->outSize, y.mutableData<float>());
+    };
+    if (x.dtype() == DType::I32)
+      run(x.data<int32_t>());
+    else
+      run(x.data<int64_t>());
+    return std::vector<Tensor>{std::move(y)};
+  }
+  static Status emit(const Node& n, EmitContext& ctx) {
+    const DType t = n.input(0)->dtype();
+    if (t != DType::I32 && t != DType::I64)
+      return ctx.unsupported(fmt::format("TfIdfVectorizer on {} tokens", dtypeName(t)));
+    auto p = tfidfParams(n);
+    if (!p) return ctx.unsupported(p.message());
+    auto x = staticDims(n.input(0));
+    const int64_t cols = x.back(), rows = x.size() == 2 ? x[0] : 1;
+    if (rows * p->outSize == 0) return Status();
+    // Empty attribute lists still need a valid pointer.
+    auto ints = [&](const std::vector<int64_t>& v) {
+      return v.empty() ? std::string("static_cast<const int64_t*>(nullptr)") : ctx.constArray(v);
+    };
+    ctx.useHeader("kiln_ref/text.h");
+    ctx.call(
+        "kiln_ref::tfidf_vectorizer",
+        fmt::format("kiln_ref::tfidf_vectorizer({}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, "
+                    "{}, {}, {}, {});",
+                    rows, cols, ctx.input(0), p->minN, p->maxN, p->maxSkip, p->mode, ints(p->pool),
+                    p->pool.size(), ints(p->counts), p->counts.size(), ints(p->indexes),
+                    p->weights.empty() ? std::string("static_cast<const float*>(nullptr)")
+                                       : ctx.constFloatArray(p->weights),
+                    p->outSize, ctx.output(0)));
+    return Status();
+  }
 };
 
 }  // namespace
@@ -193,6 +325,7 @@ void registerMiscOps(OpRegistry& r) {
   addIfAbsent<TfIdfVectorizerOp>(r);
   registerRecurrentOps(r);
   registerLossOps(r);
+  registerTrainingOps(r);
 }
 
 }  // namespace kiln

@@ -182,7 +182,10 @@ Status emitConvTranspose(const Node& n, EmitContext& ctx) {
 }
 
 Status emitPool(const Node& n, EmitContext& ctx) {
-  KILN_RETURN_IF_ERROR(requireFloat(n, ctx));
+  // kiln_ref::max_pool also takes int8 and uint8 (comparisons only).
+  const DType t = n.input(0)->dtype();
+  if (n.opType() != "MaxPool" || (t != DType::I8 && t != DType::U8))
+    KILN_RETURN_IF_ERROR(requireFloat(n, ctx));
   SlidingWindow w = slidingWindowOf(n, n.attrInts("kernel_shape"));
   if (!w.valid()) return ctx.unsupported("inconsistent pooling attributes");
   auto x = dimsOf(n.input(0));
@@ -294,6 +297,27 @@ Status emitBatchNorm(const Node& n, EmitContext& ctx) {
   auto x = dimsOf(n.input(0));
   int64_t C = x.size() > 1 ? x[1] : 1;
   ctx.useHeader("kiln_ref/norm.h");
+  if (n.attrInt("training_mode", 0) != 0) {
+    const DType t = n.input(0)->dtype();
+    for (size_t i = 1; i < 5; ++i)
+      if (n.input(i)->dtype() != t)
+        return ctx.unsupported("training-mode BatchNormalization with mixed float types");
+    const int64_t inner = product(x, 2, x.size());
+    if (x[0] * inner == 0) return ctx.unsupported("training-mode BatchNormalization of no values");
+    auto stat = [&](size_t i) {
+      return n.numOutputs() > i && n.output(i)
+                 ? ctx.output(i)
+                 : fmt::format("static_cast<{}*>(nullptr)", cTypeOf(t));
+    };
+    ctx.call(
+        "kiln_ref::batch_norm_training",
+        fmt::format("kiln_ref::batch_norm_training({}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, "
+                    "{}, {});",
+                    x[0], C, inner, ctx.input(0), ctx.input(1), ctx.input(2), ctx.input(3),
+                    ctx.input(4), floatLiteral(n.attrFloat("epsilon", 1e-5f)),
+                    floatLiteral(n.attrFloat("momentum", 0.9f)), ctx.output(0), stat(1), stat(2)));
+    return Status();
+  }
   ctx.call(
       "kiln_ref::batch_norm",
       fmt::format("kiln_ref::batch_norm({}, {}, {}, {}, {}, {}, {}, {}, {}, {});", x[0], C,

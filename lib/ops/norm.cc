@@ -1,4 +1,4 @@
-// Normalization ops: BatchNormalization (inference form), InstanceNormalization,
+// Normalization ops: BatchNormalization (inference and training form), InstanceNormalization,
 // LayerNormalization, GroupNormalization, LpNormalization, LRN, MeanVarianceNormalization.
 #include "kiln/ops/registry.h"
 #include "shape_math.h"
@@ -86,10 +86,6 @@ struct BatchNormalizationOp {
              {"training_mode", AttrKind::Int}}};
   }
   static Expected<std::vector<TensorType>> inferTypes(const InferContext& ctx) {
-    if (ctx.node().attrInt("training_mode", 0) != 0)
-      return ctx.error(
-          "training_mode=1 is unsupported (kiln compiles inference graphs); "
-          "export the model in eval mode");
     KILN_RETURN_IF_ERROR(requirePresent(ctx, 5));
     KILN_RETURN_IF_ERROR(requireDType(ctx, 0, "X", kFloats));
     KILN_RETURN_IF_ERROR(requireFloat(ctx, 1, "scale"));

@@ -2,7 +2,9 @@
 #include <cmath>
 
 #include "dim_math.h"
+#include "emit_support.h"
 #include "family_registration.h"
+#include "ref/signal.h"
 
 namespace kiln {
 namespace {
@@ -20,6 +22,27 @@ Expected<Dim> scalarDim(const InferContext& ctx, size_t i, const char* what) {
 // floor(n / 2) + 1: the bins a one-sided (real-input) transform keeps.
 Dim oneSidedBins(const Dim& n) {
   return n.isStatic() ? Dim::known(n.value / 2 + 1) : Dim::unknown();
+}
+
+/// The run-time scalar of integer or float input i as a C++ expression of type `as`.
+std::string scalarExpr(EmitContext& ctx, size_t i, const char* as) {
+  return fmt::format("{}(({})[0])", as, ctx.input(i));
+}
+
+bool isF32OrF64(DType t) {
+  return t == DType::F32 || t == DType::F64;
+}
+
+/// DFT geometry of a node whose input dims are x: the axis (normalized) or nullopt.
+std::optional<int64_t> dftAxis(const Node& n, const Tensor* axisValue, int64_t rank) {
+  int64_t axis = n.attrInt("axis", -2);
+  if (n.numInputs() > 2 && n.input(2)) {
+    if (!axisValue || axisValue->numElements() != 1) return std::nullopt;
+    axis = axisValue->intAt(0);
+  }
+  const int64_t a = axis < 0 ? axis + rank : axis;
+  if (a < 0 || a > rank - 2) return std::nullopt;
+  return a;
 }
 
 struct DFTOp {
@@ -61,6 +84,61 @@ struct DFTOp {
     out.dims()[size_t(a)] = onesided ? oneSidedBins(n) : n;
     return single(x.dtype, std::move(out));
   }
+  static Expected<std::vector<Tensor>> evaluate(const EvalContext& ctx) {
+    const Tensor& x = ctx.in(0);
+    const Node& n = ctx.node();
+    const auto& d = x.dims();
+    const int64_t r = int64_t(d.size());
+    auto a = dftAxis(n, ctx.has(2) ? &ctx.in(2) : nullptr, r);
+    if (!a || r < 2) return ctx.error("axis is out of range");
+    if (ctx.has(1) && ctx.in(1).numElements() != 1) return ctx.error("dft_length is no scalar");
+    const int64_t length = ctx.has(1) ? ctx.in(1).intAt(0) : d[size_t(*a)];
+    const bool onesided = n.attrInt("onesided", 0) != 0, inverse = n.attrInt("inverse", 0) != 0;
+    if (length < 1 || length > (int64_t(1) << 24))
+      return ctx.error("dft_length {} is out of range", length);
+    std::vector<int64_t> outDims = d;
+    outDims[size_t(*a)] = onesided ? length / 2 + 1 : length;
+    outDims.back() = 2;
+    const int64_t outer = dimsProduct(d, 0, size_t(*a)),
+                  inner = dimsProduct(d, size_t(*a) + 1, d.size() - 1);
+    // O(length^2) per line: fold only small transforms.
+    if (double(outer) * double(inner) * double(length) * double(length) > 1e8)
+      return ctx.error("the transform is too large to evaluate at compile time");
+    KILN_ASSIGN_OR_RETURN(Tensor y, Tensor::zeros(x.dtype(), outDims));
+    int rc = 1;
+    if (x.dtype() == DType::F32)
+      rc = kiln_ref::dft(outer, d[size_t(*a)], inner, d.back(), length, outDims[size_t(*a)],
+                         onesided, inverse, x.data<float>(), y.mutableData<float>());
+    else if (x.dtype() == DType::F64)
+      rc = kiln_ref::dft(outer, d[size_t(*a)], inner, d.back(), length, outDims[size_t(*a)],
+                         onesided, inverse, x.data<double>(), y.mutableData<double>());
+    else
+      return ctx.error("no compile-time evaluation for {}", dtypeName(x.dtype()));
+    if (rc != 0) return ctx.error("input shape or dft_length is invalid");
+    return std::vector<Tensor>{std::move(y)};
+  }
+  // dft_length may be a run-time input: the kernel checks it against the static output dim.
+  static Status emit(const Node& n, EmitContext& ctx) {
+    const DType t = n.input(0)->dtype();
+    if (!isF32OrF64(t)) return ctx.unsupported(fmt::format("DFT on {} tensors", dtypeName(t)));
+    auto x = staticDims(n.input(0)), y = staticDims(n.output(0));
+    const int64_t r = int64_t(x.size());
+    auto a = dftAxis(n, ctx.value(2), r);
+    if (!a) return ctx.unsupported("DFT with an axis that is not a compile-time constant");
+    const bool onesided = n.attrInt("onesided", 0) != 0, inverse = n.attrInt("inverse", 0) != 0;
+    if (onesided && (inverse || x.back() == 2))
+      return ctx.unsupported("onesided DFT of complex input or inverse onesided DFT");
+    if (staticNumel(n.output(0)) == 0) return Status();
+    const std::string length = n.numInputs() > 1 && n.input(1) ? scalarExpr(ctx, 1, "int64_t")
+                                                               : std::to_string(x[size_t(*a)]);
+    ctx.useHeader("kiln_ref/signal.h");
+    callChecked(ctx, "kiln_ref::dft",
+                fmt::format("kiln_ref::dft<{}>({}, {}, {}, {}, {}, {}, {}, {}, {}, {})", cTypeOf(t),
+                            dimsProduct(x, 0, size_t(*a)), x[size_t(*a)],
+                            dimsProduct(x, size_t(*a) + 1, x.size() - 1), x.back(), length,
+                            y[size_t(*a)], onesided, inverse, ctx.input(0), ctx.output(0)));
+    return Status();
+  }
 };
 
 struct STFTOp {
@@ -94,6 +172,33 @@ struct STFTOp {
     const bool onesided = ctx.node().attrInt("onesided", 1) != 0;
     Dim bins = onesided ? oneSidedBins(frameLen) : frameLen;
     return single(x.dtype, Shape({batch, frames, bins, Dim::known(2)}));
+  }
+  // frame_step and frame_length may be run-time inputs: the kernel checks them against the
+  // static output dims.
+  static Status emit(const Node& n, EmitContext& ctx) {
+    const DType t = n.input(0)->dtype();
+    if (!isF32OrF64(t)) return ctx.unsupported(fmt::format("STFT on {} tensors", dtypeName(t)));
+    auto x = staticDims(n.input(0)), y = staticDims(n.output(0));
+    const bool onesided = n.attrInt("onesided", 1) != 0;
+    if (onesided && x.back() == 2) return ctx.unsupported("onesided STFT of a complex signal");
+    const Value* window = n.numInputs() > 2 ? n.input(2) : nullptr;
+    if (window && window->dtype() != t)
+      return ctx.unsupported("STFT with a window of another type than the signal");
+    const bool hasLength = n.numInputs() > 3 && n.input(3);
+    if (!hasLength && !window) return ctx.unsupported("STFT with neither window nor frame_length");
+    if (!n.input(1)) return ctx.unsupported("STFT without frame_step");
+    if (staticNumel(n.output(0)) == 0) return Status();
+    const int64_t windowLen = window ? staticNumel(window) : 0;
+    const std::string length =
+        hasLength ? scalarExpr(ctx, 3, "int64_t") : std::to_string(windowLen);
+    const std::string T(cTypeOf(t));
+    ctx.useHeader("kiln_ref/signal.h");
+    callChecked(ctx, "kiln_ref::stft",
+                fmt::format("kiln_ref::stft<{}>({}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {})", T,
+                            x[0], x[1], x[2], scalarExpr(ctx, 1, "int64_t"), length,
+                            window ? ctx.input(2) : "static_cast<const " + T + "*>(nullptr)",
+                            windowLen, y[1], y[2], onesided, ctx.input(0), ctx.output(0)));
+    return Status();
   }
 };
 
@@ -172,6 +277,51 @@ struct MelWeightMatrixOp {
     KILN_ASSIGN_OR_RETURN(Dim mel, scalarDim(ctx, 0, "num_mel_bins"));
     KILN_ASSIGN_OR_RETURN(Dim dft, scalarDim(ctx, 1, "dft_length"));
     return single(t, Shape({oneSidedBins(dft), mel}));
+  }
+  static Expected<std::vector<Tensor>> evaluate(const EvalContext& ctx) {
+    for (size_t i = 0; i < 5; ++i)
+      if (!ctx.has(i) || ctx.in(i).numElements() != 1)
+        return ctx.error("input {} must be a scalar", i);
+    const int64_t mel = ctx.in(0).intAt(0), dft = ctx.in(1).intAt(0);
+    DType t = DType::F32;
+    if (const Attribute* a = ctx.node().attr("output_datatype");
+        a && a->kind() == AttrKind::String) {
+      auto parsed = parseDType(a->s());
+      t = parsed ? *parsed : DType::Undefined;
+    }
+    if (!isF32OrF64(t)) return ctx.error("no compile-time evaluation for this output_datatype");
+    if (mel < 0 || dft < 1 || mel > (int64_t(1) << 16) || dft > (int64_t(1) << 20))
+      return ctx.error("num_mel_bins {} or dft_length {} is out of range", mel, dft);
+    KILN_ASSIGN_OR_RETURN(Tensor y, Tensor::zeros(t, {dft / 2 + 1, mel}));
+    auto run = [&](auto* out) {
+      return kiln_ref::mel_weight_matrix(mel, dft, ctx.in(2).intAt(0), ctx.in(3).doubleAt(0),
+                                         ctx.in(4).doubleAt(0), dft / 2 + 1, mel, out);
+    };
+    int rc = t == DType::F64 ? run(y.mutableData<double>()) : run(y.mutableData<float>());
+    if (rc != 0) return ctx.error("sample_rate or the edge frequencies are out of range");
+    return std::vector<Tensor>{std::move(y)};
+  }
+  // Every input may be a run-time scalar: the kernel checks the sizes against the static
+  // output dims.
+  static Status emit(const Node& n, EmitContext& ctx) {
+    const DType t = n.output(0)->dtype();
+    if (!isF32OrF64(t))
+      return ctx.unsupported(fmt::format("MelWeightMatrix producing {}", dtypeName(t)));
+    for (size_t i = 0; i < 5; ++i)
+      if (!n.input(i)) return ctx.unsupported("MelWeightMatrix with an omitted input");
+    for (size_t i = 3; i < 5; ++i)
+      if (!isF32OrF64(n.input(i)->dtype()))
+        return ctx.unsupported(fmt::format("MelWeightMatrix with {} edge frequencies",
+                                           dtypeName(n.input(i)->dtype())));
+    auto y = staticDims(n.output(0));
+    ctx.useHeader("kiln_ref/signal.h");
+    callChecked(
+        ctx, "kiln_ref::mel_weight_matrix",
+        fmt::format("kiln_ref::mel_weight_matrix<{}>({}, {}, {}, {}, {}, {}, {}, {})", cTypeOf(t),
+                    scalarExpr(ctx, 0, "int64_t"), scalarExpr(ctx, 1, "int64_t"),
+                    scalarExpr(ctx, 2, "int64_t"), scalarExpr(ctx, 3, "double"),
+                    scalarExpr(ctx, 4, "double"), y[0], y[1], ctx.output(0)));
+    return Status();
   }
 };
 

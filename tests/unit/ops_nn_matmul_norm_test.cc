@@ -92,10 +92,10 @@ TEST(OpsNnNorm, BatchNormalizationInference) {
             "f32[N,3,H,W]");
   EXPECT_EQ(infer("BatchNormalization", {"f16[2,3]", "f32[3]", "f32[3]", "f16[3]", "f16[3]"}),
             "f16[2,3]");
-  EXPECT_TRUE(failsWith(
-      infer("BatchNormalization", {"f32[1,3,2,2]", "f32[3]", "f32[3]", "f32[3]", "f32[3]"},
-            {{"training_mode", i(1)}}),
-      "training_mode=1 is unsupported"));
+  // Training mode: Y and the updated running mean and variance.
+  EXPECT_EQ(infer("BatchNormalization", {"f32[1,3,2,2]", "f32[3]", "f32[3]", "f32[3]", "f32[3]"},
+                  {{"training_mode", i(1)}}, 3),
+            "f32[1,3,2,2] f32[3] f32[3]");
   EXPECT_TRUE(failsWith(
       infer("BatchNormalization", {"f32[1,3,2,2]", "f32[4]", "f32[3]", "f32[3]", "f32[3]"}),
       "scale has shape [4]"));

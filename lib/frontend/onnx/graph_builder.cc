@@ -12,6 +12,9 @@ bool isDefaultDomain(const std::string& d) {
   return d.empty() || d == "ai.onnx";
 }
 
+/// The one non-default domain kiln imports, at opset 1, for the ops it defines there.
+constexpr std::string_view kTrainingDomain = "ai.onnx.preview.training";
+
 // A node ready to enter the graph, and the source node it came from (for messages).
 struct PlannedNode {
   NodeSpec spec;
@@ -120,9 +123,7 @@ class GraphBuilder {
   // Checks the node's domain, opset and op, converts it to a spec and normalizes it.
   Status planNode(onnx::NodeProto& np, const SourceNodeRef& where) {
     if (where.opType.empty()) return nodeError(where, "has no op_type");
-    if (ctx_.functions.count({np.domain(), np.op_type()}))
-      return nodeError(where, "calls a model-local function, which kiln does not inline yet",
-                       "inline the model's functions (onnx.inliner) before compiling");
+    if (where.domain == kTrainingDomain) return planTrainingNode(np, where);
     if (!isDefaultDomain(where.domain))
       return nodeError(
           where, fmt::format("ops of domain '{}' are unsupported", printableName(where.domain)),
@@ -165,6 +166,37 @@ class GraphBuilder {
     return Status();
   }
 
+  // Optimizer updates of ai.onnx.preview.training opset 1 (Adagrad, Momentum, Adam): taken
+  // as they are, with no older forms to normalize.
+  Status planTrainingNode(onnx::NodeProto& np, const SourceNodeRef& where) {
+    if (where.opset != 1)
+      return nodeError(
+          where,
+          fmt::format("opset {} of domain '{}' is unsupported", where.opset, kTrainingDomain),
+          "kiln imports opset 1 of that domain; fix the model's opset_import");
+    if (!ctx_.registry.find(where.domain, where.opType))
+      return nodeError(where,
+                       fmt::format("op '{}' of domain '{}' is unsupported (kiln has its Adagrad, "
+                                   "Momentum and Adam)",
+                                   printableName(where.opType), kTrainingDomain),
+                       "rewrite the model without it, or add the op (docs/adding-an-op.md)");
+    NodeSpec spec;
+    spec.opType = where.opType;
+    spec.domain = where.domain;
+    spec.name = where.node;
+    spec.docString = np.doc_string();
+    spec.inputs.assign(np.input().begin(), np.input().end());
+    spec.outputs.assign(np.output().begin(), np.output().end());
+    for (auto& ap : *np.mutable_attribute())
+      KILN_RETURN_IF_ERROR(convertAttribute(ap, spec, where));
+    for (const std::string& out : spec.outputs)
+      if (out.empty())
+        return nodeError(where, "omits an output; kiln needs every output of an optimizer op",
+                         "name every output");
+    planned_.push_back({std::move(spec), where});
+    return Status();
+  }
+
   Status planNodes() {
     std::unordered_set<std::string> nodeNames;
     for (const auto& np : proto_.node())
@@ -179,6 +211,12 @@ class GraphBuilder {
         nodeNames.insert(name);
       }
       SourceNodeRef where{ctx_.file, name, np.op_type(), np.domain(), ctx_.opsetFor(np.domain())};
+      if (ctx_.functions.count({np.domain(), np.op_type()})) {  // a model-local function
+        std::vector<InlinedNode> body;
+        KILN_RETURN_IF_ERROR(inlineFunctionCall(np, where, ctx_, g_, inlined_, body));
+        for (InlinedNode& b : body) KILN_RETURN_IF_ERROR(planNode(*b.proto, b.where));
+        continue;
+      }
       KILN_RETURN_IF_ERROR(planNode(np, where));
     }
     return Status();
@@ -372,6 +410,7 @@ class GraphBuilder {
   int depth_;
   std::vector<PlannedNode> planned_;
   std::vector<Node*> nodes_;
+  std::deque<onnx::NodeProto> inlined_;  ///< function body nodes instantiated for calls
 };
 
 }  // namespace

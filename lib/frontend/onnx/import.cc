@@ -62,7 +62,11 @@ Status readOpsets(const onnx::ModelProto& m, ImportContext& ctx, ModelMetadata& 
                                 first, ctx.defaultOpset, kMinOpset, kMaxOpset),
                     "convert the model with onnx.version_converter.convert_version(model, 17)");
   }
-  for (const auto& f : m.functions()) ctx.functions.insert({f.domain(), f.name()});
+  for (const auto& f : m.functions())
+    if (!ctx.functions.emplace(std::make_pair(f.domain(), f.name()), &f).second)
+      return ctx.fail(fmt::format("defines function '{}' (domain '{}') twice",
+                                  printableName(f.name()), printableName(f.domain())),
+                      "fix the model");
   return Status();
 }
 

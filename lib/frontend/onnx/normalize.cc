@@ -237,8 +237,14 @@ Status batchNormInference(NodeSpec& n, NormalizeContext& nctx) {
                       "re-export the model at opset 9 or newer");
   take(n, "is_test");
   take(n, "consumed_inputs");
-  if (auto t = take(n, "training_mode"); t && t->kind() == AttrKind::Int && t->i() != 0)
-    return nctx.error("training_mode=1 is unsupported", "export the model in inference mode");
+  if (auto t = take(n, "training_mode"); t && t->kind() == AttrKind::Int && t->i() != 0) {
+    // Opset 14+ training mode: normalizes with the batch statistics; outputs 1 and 2 are the
+    // updated running mean and variance (deterministic, so kiln computes them).
+    if (n.outputs.size() > 3)
+      return nctx.error("training mode with more than 3 outputs", "fix the model");
+    n.attrs["training_mode"] = Attribute(int64_t(1));
+    return Status();
+  }
   for (size_t i = 1; i < n.outputs.size(); ++i)
     if (!n.outputs[i].empty() && nctx.isRead(n.outputs[i]))
       return nctx.error(fmt::format("output '{}' (training statistics) is used, but kiln runs "

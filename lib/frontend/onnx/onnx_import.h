@@ -4,6 +4,7 @@
 #include <onnx/onnx_pb.h>
 
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <memory>
 #include <optional>
@@ -26,6 +27,9 @@ inline constexpr int64_t kMinOpset = 1;
 /// Definitions from opsets below this are accepted only op by op (legacy_opset.cc).
 inline constexpr int64_t kLegacyOpsetEnd = 7;
 inline constexpr int64_t kMaxOpset = 21;
+/// Nodes that inlining model-local functions may create in one import: nested calls can
+/// multiply (f calls g twice, g calls h twice, ...), so hostile models are cut off here.
+inline constexpr int64_t kMaxInlinedNodes = int64_t(1) << 20;
 
 /// Escapes control characters and non-UTF-8 bytes of a whole message (quotes stay), so
 /// messages built from other layers' text that embeds raw names stay on one line.
@@ -52,7 +56,10 @@ class ImportContext {
   const std::string baseDir;              ///< folder external data resolves against; "" forbids it
   int64_t defaultOpset = 0;               ///< 0 when the model imports no ai.onnx opset
   std::map<std::string, int64_t> opsets;  ///< domain → version ("" = ai.onnx)
-  std::set<std::pair<std::string, std::string>> functions;  ///< model-local (domain, name)
+  /// Model-local functions by (domain, name); they point into the ModelProto being imported.
+  std::map<std::pair<std::string, std::string>, const onnx::FunctionProto*> functions;
+  /// Function body nodes instantiated so far (bounded by kMaxInlinedNodes).
+  int64_t inlinedNodes = 0;
   /// Every value name anywhere in the model: generated names must avoid names not built yet.
   std::unordered_set<std::string> reservedNames;
   /// Names some node reads or some graph lists as an output, anywhere in the model.
@@ -163,6 +170,22 @@ Status normalizeLegacyOpset(NodeSpec& n, NormalizeContext& nctx);
 /// of the proto as it is converted, so the proto is modified.
 Status buildGraph(onnx::GraphProto& proto, Graph& g, ImportContext& ctx,
                   const DeclaredTypes* parentTypes, int depth);
+
+/// A node of a model-local function body instantiated for one call: values renamed into the
+/// calling graph, attributes resolved, and the opset of its domain (the function's imports
+/// first, then the model's).
+struct InlinedNode {
+  onnx::NodeProto* proto;
+  SourceNodeRef where;
+};
+
+/// Expands a call of a model-local function (in ctx.functions) into the nodes of its body,
+/// nested calls expanded too, appended to `out` in order. The copies live in `storage`. Body
+/// values get fresh names in `g` derived from "<call node>/<name>", node names likewise;
+/// recursion, subgraph attributes in bodies and arity mismatches are errors.
+Status inlineFunctionCall(const onnx::NodeProto& call, const SourceNodeRef& where,
+                          ImportContext& ctx, const Graph& g, std::deque<onnx::NodeProto>& storage,
+                          std::vector<InlinedNode>& out);
 
 /// Reserves every value name of `proto` and its subgraphs in ctx and records the names nodes
 /// read; fails when subgraphs nest deeper than the options allow.
