@@ -82,9 +82,32 @@ struct IfOp {
       return ctx.error("cond must hold one element, it has {}", *n);
     KILN_ASSIGN_OR_RETURN(Graph * thenG, subgraphAttr(ctx, "then_branch"));
     KILN_ASSIGN_OR_RETURN(Graph * elseG, subgraphAttr(ctx, "else_branch"));
-    KILN_ASSIGN_OR_RETURN(auto thenT, ctx.inferSubgraph(*thenG, {}));
-    KILN_ASSIGN_OR_RETURN(auto elseT, ctx.inferSubgraph(*elseG, {}));
+    // A condition known at compile time selects one branch; the other never runs and need not
+    // even be valid for these shapes (exporters guard rank-specific code this way).
+    if (const Tensor* c = ctx.value(0); c && c->numElements() == 1) {
+      KILN_ASSIGN_OR_RETURN(auto taken, ctx.inferSubgraph(c->intAt(0) ? *thenG : *elseG, {}));
+      if (taken.size() != ctx.node().numOutputs())
+        return ctx.error("the taken branch has {} outputs but the node has {}", taken.size(),
+                         ctx.node().numOutputs());
+      return taken;
+    }
+    auto thenR = ctx.inferSubgraph(*thenG, {});
+    auto elseR = ctx.inferSubgraph(*elseG, {});
+    if (!thenR.ok() && !elseR.ok()) return thenR.error();
     const size_t n = ctx.node().numOutputs();
+    if (!thenR.ok() || !elseR.ok()) {
+      // One branch cannot run with these input shapes (exporters guard shape-specific code
+      // with a runtime cond, e.g. Silero VAD's sample rate, and declare the shapes that branch
+      // expects): it keeps no types, code generation makes it fail at run time
+      // (KILN_ERR_DATA), and the node takes the other branch's types.
+      forgetTypes(thenR.ok() ? *elseG : *thenG);
+      auto& live = thenR.ok() ? thenR : elseR;
+      if (live->size() != n)
+        return ctx.error("a branch has {} outputs but the node has {}", live->size(), n);
+      return std::move(*live);
+    }
+    auto& thenT = *thenR;
+    auto& elseT = *elseR;
     if (thenT.size() != n || elseT.size() != n)
       return ctx.error("the branches have {} and {} outputs but the node has {}", thenT.size(),
                        elseT.size(), n);
@@ -95,9 +118,6 @@ struct IfOp {
                          dtypeName(thenT[i].dtype), dtypeName(elseT[i].dtype));
       out.push_back({thenT[i].dtype, joinShape(thenT[i].shape, elseT[i].shape)});
     }
-    // A condition known at compile time selects one branch's (more precise) types.
-    if (const Tensor* c = ctx.value(0); c && c->numElements() == 1)
-      return c->intAt(0) ? thenT : elseT;
     return out;
   }
 };

@@ -25,6 +25,9 @@ struct CompileOptions {
   std::vector<std::string> shapeFlags;  ///< --shape flags, recorded in the manifest
   /// --memory-pool NAME:BYTES, fastest first; empty: one arena of whatever size the plan needs.
   std::vector<MemoryPool> memoryPools;
+  /// Loop ops stop with KILN_ERR_DATA at run time beyond this many iterations (a trip count
+  /// or condition from untrusted input must not hang the caller).
+  int64_t maxLoopIterations = 1000000;
 };
 
 /// The arena plan of a compiled model, for reports and pictures.
