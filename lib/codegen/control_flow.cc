@@ -215,10 +215,13 @@ std::string memcpyStatement(const std::string& dst, const std::string& src, int6
   return bytes > 0 ? fmt::format("std::memcpy({}, {}, {});\n", dst, src, bytes) : std::string();
 }
 
-/// Statement text without its final newline (the artifact adds one).
+/// Statement text without its final newline (the artifact adds one), its lines indented
+/// like the first (the artifact indents that one).
 std::string trimmed(std::string s) {
   while (!s.empty() && s.back() == '\n') s.pop_back();
-  return s;
+  std::string out;
+  for (char ch : s) out += ch == '\n' ? std::string("\n  ") : std::string(1, ch);
+  return out;
 }
 
 Status emitIf(const FlowStep& st, EmitContext& ctx, FlowHost& host) {
@@ -299,7 +302,7 @@ Status emitLoop(const FlowStep& st, EmitContext& ctx, FlowHost& host, int64_t li
   s += "}\n";
   if (scanTrips >= 0) s += fmt::format("if ({} != {}) return KILN_ERR_DATA;\n", i, scanTrips);
   s += fmt::format("(void){};\n}}", c);
-  ctx.call("loop", s);
+  ctx.call("loop", trimmed(s));
   return Status();
 }
 
@@ -344,7 +347,7 @@ Status emitScan(const FlowStep& st, EmitContext& ctx, FlowHost& host) {
                      v.len, v.innerBytes, position(L.outDirs[size_t(k)]));
   }
   s += "}\n}";
-  ctx.call("kiln_ref::scan_slice_write", s);
+  ctx.call("kiln_ref::scan_slice_write", trimmed(s));
   return Status();
 }
 

@@ -484,8 +484,18 @@ Expected<Program> buildProgram(Model& model, const CompileOptions& options) {
   };
   // The nodes that need code, in the main graph and (in their own order) in every subgraph.
   std::map<const Graph*, std::vector<Node*>> bodies;
-  std::function<Expected<std::vector<Node*>>(const std::vector<const Node*>&)> select =
-      [&](const std::vector<const Node*>& nodes) -> Expected<std::vector<Node*>> {
+  // `owner`: the control-flow node whose subgraph holds `nodes` (null for the main graph).
+  auto checkValue = [](const Value* v, const Node* owner) -> Status {
+    if (owner && !v->shape().isStatic())
+      return makeError(
+          "{}: value '{}' inside its subgraph has shape {} — its size depends on run-time "
+          "data; code generation needs static shapes inside If/Loop/Scan bodies",
+          owner->describe(), commentSafe(v->name()), toString(v->shape()));
+    return checkStatic(v, "value");
+  };
+  std::function<Expected<std::vector<Node*>>(const std::vector<const Node*>&, const Node*)> select =
+      [&](const std::vector<const Node*>& nodes,
+          const Node* owner) -> Expected<std::vector<Node*>> {
     std::vector<Node*> schedule;
     for (const Node* cn : nodes) {
       Node* n = const_cast<Node*>(cn);
@@ -494,24 +504,24 @@ Expected<Program> buildProgram(Model& model, const CompileOptions& options) {
       if (allKnown) continue;
       for (Value* out : n->outputs()) known.erase(out);  // partially known: compute all
       for (Value* v : n->inputs())
-        if (v) KILN_RETURN_IF_ERROR(checkStatic(v, "value"));
+        if (v) KILN_RETURN_IF_ERROR(checkValue(v, owner));
       if (!n->subgraphs().empty()) {
         KILN_RETURN_IF_ERROR(checkFlowNode(*n, lookup));
         for (Graph* sub : emittedSubgraphs(*n, lookup)) {
           if (isDeadBranch(*sub)) continue;  // a run-time error, no code
           for (const std::vector<Value*>* vs : {&sub->inputs(), &sub->outputs()})
-            for (Value* v : *vs) KILN_RETURN_IF_ERROR(checkStatic(v, "value"));
+            for (Value* v : *vs) KILN_RETURN_IF_ERROR(checkValue(v, n));
           std::vector<const Node*> inner;
           for (const auto& bn : sub->nodes()) inner.push_back(bn.get());
-          KILN_ASSIGN_OR_RETURN(bodies[sub], select(inner));
+          KILN_ASSIGN_OR_RETURN(bodies[sub], select(inner, n));
         }
       }
-      for (Value* v : n->outputs()) KILN_RETURN_IF_ERROR(checkStatic(v, "value"));
+      for (Value* v : n->outputs()) KILN_RETURN_IF_ERROR(checkValue(v, owner));
       schedule.push_back(n);
     }
     return schedule;
   };
-  KILN_ASSIGN_OR_RETURN(std::vector<Node*> schedule, select(order));
+  KILN_ASSIGN_OR_RETURN(std::vector<Node*> schedule, select(order, nullptr));
   ProgramEmitter emitter(g, p, known);
   emitter.setPools(options.memoryPools);
   KILN_RETURN_IF_ERROR(emitter.emitAll(flattenSchedule(schedule, bodies, lookup),

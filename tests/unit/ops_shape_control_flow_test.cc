@@ -48,6 +48,42 @@ TEST(OpsControlIf, KnownConditionSelectsBranch) {
   EXPECT_EQ(ifWith("f32[2,3]", "Transpose", {}, &no), "f32[3,2]");
 }
 
+// then: Identity(x); else: Reshape(x, [7]), which cannot hold x's 6 elements.
+struct IfWithBrokenElse {
+  OpGraph t;
+  std::shared_ptr<Graph> thenG, elseG;
+  std::string infer(const Tensor* cond) {
+    Value* x = t.in("f32[2,3]");
+    Value* c = cond ? t.init(*cond) : t.in("bool[]");
+    thenG = std::make_shared<Graph>("then", &t.g);
+    thenG->addOutput(add(*thenG, "Identity", {x}, "then_y"));
+    elseG = std::make_shared<Graph>("else", &t.g);
+    Value* shape = *elseG->addInitializer("shape", i64s({7}));
+    elseG->addOutput(add(*elseG, "Reshape", {x, shape}, "else_y"));
+    t.op("If", {c});
+    t.node->setAttr("then_branch", Attribute(GraphPtr(thenG)));
+    t.node->setAttr("else_branch", Attribute(GraphPtr(elseG)));
+    return t.infer();
+  }
+};
+
+TEST(OpsControlIf, BranchThatCannotRunKeepsNoTypes) {
+  // A run-time cond: the else branch cannot run with these shapes; the node takes then's types
+  // and the else branch's values stay untyped (code generation turns it into a run-time error).
+  IfWithBrokenElse r;
+  EXPECT_EQ(r.infer(nullptr), "f32[2,3]");
+  EXPECT_EQ(r.elseG->outputs()[0]->dtype(), DType::Undefined);
+  // A known cond that takes the broken branch is still an error.
+  Tensor no = Tensor::scalar<uint8_t>(DType::Bool, 0);
+  IfWithBrokenElse taken;
+  std::string err = taken.infer(&no);
+  EXPECT_TRUE(contains(err, "(Reshape)")) << err;
+  // A known cond that avoids it never infers it.
+  Tensor yes = Tensor::scalar<uint8_t>(DType::Bool, 1);
+  IfWithBrokenElse avoided;
+  EXPECT_EQ(avoided.infer(&yes), "f32[2,3]");
+}
+
 TEST(OpsControlIf, Errors) {
   OpGraph t;
   t.op("If", {t.in("f32[]")});
