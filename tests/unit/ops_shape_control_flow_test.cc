@@ -156,6 +156,45 @@ TEST(OpsControlLoop, ShapeMathInsideBodyIsNotFrozenByTheFirstRound) {
   EXPECT_EQ(toString(zeros->type()), "f32[?]");
 }
 
+// body: y_out = y_in + xs[i : i + step] (a Slice whose bounds depend on the iteration number),
+// scan = y_out; `trips` constant M.
+std::string sliceByIteration(int64_t trips, int64_t step, const std::string& xsType,
+                             KnownValues* known = nullptr, Value** slicePtr = nullptr) {
+  OpGraph t;
+  Value* xs = t.in(xsType);
+  Value* y0 = t.in("f32[1]");
+  auto body = std::make_shared<Graph>("body", &t.g);
+  Value* iter = *body->addInput("iter", TensorType{});
+  Value* condIn = *body->addInput("cond_in", TensorType{});
+  Value* yIn = *body->addInput("y_in", TensorType{});
+  Value* stepV = *body->addInitializer("step", i64(step));
+  Value* axes = *body->addInitializer("axes", i64s({0}));
+  Value* start = add(*body, "Unsqueeze", {iter, axes}, "start");
+  Value* end = add(*body, "Unsqueeze", {add(*body, "Add", {iter, stepV}, "e"), axes}, "end");
+  Value* slice = add(*body, "Slice", {xs, start, end}, "slice");
+  Value* yOut = add(*body, "Add", {yIn, slice}, "y_out");
+  body->setOutputs(
+      {add(*body, "Identity", {condIn}, "cond_out"), yOut, add(*body, "Identity", {yOut}, "scan")});
+  t.op("Loop", {t.init(i64(trips)), nullptr, y0}, 2);
+  t.node->setAttr("body", Attribute(GraphPtr(body)));
+  std::string err = t.run();
+  if (known) *known = t.known;
+  if (slicePtr) *slicePtr = slice;
+  return err.empty() ? t.type(0) + " " + t.type(1) + " slice " + toString(slice->type())
+                     : "error: " + err;
+}
+
+TEST(OpsControlLoop, ShapesThatDependOnlyOnTheIterationAreSpecialized) {
+  // xs[i:i+1] is one element in each of the 5 iterations.
+  KnownValues known;
+  Value* slice = nullptr;
+  EXPECT_EQ(sliceByIteration(5, 1, "f32[5]", &known, &slice), "f32[1] f32[5,1] slice f32[1]");
+  // No value computed with one iteration's number stays known.
+  EXPECT_EQ(known.count(slice), 0u);
+  // xs[i:i+2] of a 5-element xs is 2 elements, then 1 at i = 4: no agreed shape.
+  EXPECT_EQ(sliceByIteration(5, 2, "f32[5]"), "f32[?] f32[5,?] slice f32[?]");
+}
+
 TEST(OpsControlLoop, Errors) {
   LoopCase wrongDtype;
   EXPECT_TRUE(contains(wrongDtype.build("i64[1]", 2, false, false), "one element type"));
