@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """If, Loop and Scan through `kiln run` against ONNX Runtime on small generated models.
 
-Usage: /usr/bin/python3 tests/models/control_flow_cases.py KILN [--work DIR]
+Usage: /usr/bin/python3 tests/models/control_flow_cases.py KILN [--work DIR] [--opt N]
 Builds models with onnx.helper that the node tests do not cover: a Loop stopped by its
 condition, a Loop with a constant trip count and scan outputs, Scan with several axes and
 directions, an If inside a Loop body reading values two graphs out, nested Loops (the inner trip
@@ -157,7 +157,7 @@ save("if_pos", g, {"x": np.array([[1, -2], [3, 4]], np.float32)})
 save("if_neg", g, {"x": np.array([[-1, -2], [3, -4]], np.float32)})
 
 
-def run_case(kiln, work, name, graph, feeds, opset):
+def run_case(kiln, opt, work, name, graph, feeds, opset):
     model = h.make_model(graph, opset_imports=[h.make_opsetid("", opset)])
     model.ir_version = 8
     onnx.checker.check_model(model)
@@ -173,7 +173,8 @@ def run_case(kiln, work, name, graph, feeds, opset):
                           os.path.join(d, "ort")] + args, capture_output=True, text=True)
     if ort.returncode != 0:
         return f"ONNX Runtime failed: {ort.stderr.strip()}"
-    cmd = [kiln, "run", path, "-o", os.path.join(d, "kiln"), "--cache", os.path.join(work, "cache")]
+    cmd = [kiln, "run", path, "-o", os.path.join(d, "kiln"), "--cache", os.path.join(work, "cache"),
+           "-O", opt]
     for a in args:
         cmd += ["-i", a]
     got = subprocess.run(cmd, capture_output=True, text=True)
@@ -194,13 +195,14 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("kiln")
     ap.add_argument("--work", help="keep models and outputs here (default: a temporary folder)")
+    ap.add_argument("--opt", default="3", help="kiln's -O level")
     args = ap.parse_args()
     work = args.work or tempfile.mkdtemp(prefix="kiln-control-flow.")
     os.makedirs(work, exist_ok=True)
     failed = []
     try:
         for case in CASES:
-            problem = run_case(args.kiln, work, *case)
+            problem = run_case(args.kiln, args.opt, work, *case)
             print(f"control_flow_cases {case[0]}: {problem or 'ok'}")
             if problem:
                 failed.append(case[0])
