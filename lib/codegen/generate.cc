@@ -456,8 +456,16 @@ Expected<Program> buildProgram(Model& model, const CompileOptions& options) {
     KILN_RETURN_IF_ERROR(checkStatic(v, "input"));
     p.inputs.push_back(signatureOf(v));
   }
+  KnownLookup lookup = [&known](const Value* v) -> const Tensor* {
+    if (v->isInitializer()) return v->initializer();
+    auto it = known.find(v);
+    return it == known.end() ? nullptr : &it->second;
+  };
   for (size_t i = 0; i < g.outputs().size(); ++i) {
     const Value* v = g.outputs()[i];
+    // An If whose branches disagree explains a dynamic output better than the output can.
+    if (v->producer() && !v->producer()->subgraphs().empty())
+      KILN_RETURN_IF_ERROR(checkFlowNode(*v->producer(), lookup));
     KILN_RETURN_IF_ERROR(checkStatic(v, "output"));
     p.outputs.push_back(signatureOf(v));
     p.outputs.back().name = outputNames[i];
@@ -477,11 +485,6 @@ Expected<Program> buildProgram(Model& model, const CompileOptions& options) {
       order = std::move(*better);
     }
   }
-  KnownLookup lookup = [&known](const Value* v) -> const Tensor* {
-    if (v->isInitializer()) return v->initializer();
-    auto it = known.find(v);
-    return it == known.end() ? nullptr : &it->second;
-  };
   // The nodes that need code, in the main graph and (in their own order) in every subgraph.
   std::map<const Graph*, std::vector<Node*>> bodies;
   // `owner`: the control-flow node whose subgraph holds `nodes` (null for the main graph).
