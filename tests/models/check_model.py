@@ -28,6 +28,22 @@ MODELS = {
     "ppocr_v4_det": ("ppocr_v4_det.onnx", ["--shape", "x=1,3,640,640"],
                      {"x": ("f32", [1, 3, 640, 640])},
                      {"sigmoid_0.tmp_0": ("f32", [1, 1, 640, 640])}, ["Conv"]),
+    # PP-OCRv4 recognition (same npm package as det): a 48-pixel text line, 6625 classes.
+    "ppocr_v4_rec": ("ppocr_v4_rec.onnx", ["--shape", "x=1,3,48,320"],
+                     {"x": ("f32", [1, 3, 48, 320])},
+                     {"softmax_11.tmp_0": ("f32", [1, 40, 6625])}, ["Conv"]),
+    # Silero VAD v5 (npm @ricky0123/vad-web): an If on the sample rate selects one of two
+    # large branches; compiled once per rate with the window that rate uses.
+    "silero_vad_v5_16k": ("silero_vad_v5.onnx",
+                          ["--shape", "input=1,512", "--shape", "state=2,1,128"],
+                          {"input": ("f32", [1, 512]), "state": ("f32", [2, 1, 128]),
+                           "sr": ("i64", [])},
+                          {"output": ("f32", [1, 1]), "stateN": ("f32", [2, 1, 128])}, ["If"]),
+    "silero_vad_v5_8k": ("silero_vad_v5.onnx",
+                         ["--shape", "input=1,256", "--shape", "state=2,1,128"],
+                         {"input": ("f32", [1, 256]), "state": ("f32", [2, 1, 128]),
+                          "sr": ("i64", [])},
+                         {"output": ("f32", [1, 1]), "stateN": ("f32", [2, 1, 128])}, ["If"]),
     "shapes_cnn": (os.path.join(REPO, "models", "shapes_cnn.onnx"), [],
                    {"image": ("f32", [1, 1, 28, 28])}, {"logits": ("f32", [1, 5])}, ["Conv"]),
 }

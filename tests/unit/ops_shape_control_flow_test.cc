@@ -48,6 +48,42 @@ TEST(OpsControlIf, KnownConditionSelectsBranch) {
   EXPECT_EQ(ifWith("f32[2,3]", "Transpose", {}, &no), "f32[3,2]");
 }
 
+// then: Identity(x); else: Reshape(x, [7]), which cannot hold x's 6 elements.
+struct IfWithBrokenElse {
+  OpGraph t;
+  std::shared_ptr<Graph> thenG, elseG;
+  std::string infer(const Tensor* cond) {
+    Value* x = t.in("f32[2,3]");
+    Value* c = cond ? t.init(*cond) : t.in("bool[]");
+    thenG = std::make_shared<Graph>("then", &t.g);
+    thenG->addOutput(add(*thenG, "Identity", {x}, "then_y"));
+    elseG = std::make_shared<Graph>("else", &t.g);
+    Value* shape = *elseG->addInitializer("shape", i64s({7}));
+    elseG->addOutput(add(*elseG, "Reshape", {x, shape}, "else_y"));
+    t.op("If", {c});
+    t.node->setAttr("then_branch", Attribute(GraphPtr(thenG)));
+    t.node->setAttr("else_branch", Attribute(GraphPtr(elseG)));
+    return t.infer();
+  }
+};
+
+TEST(OpsControlIf, BranchThatCannotRunKeepsNoTypes) {
+  // A run-time cond: the else branch cannot run with these shapes; the node takes then's types
+  // and the else branch's values stay untyped (code generation turns it into a run-time error).
+  IfWithBrokenElse r;
+  EXPECT_EQ(r.infer(nullptr), "f32[2,3]");
+  EXPECT_EQ(r.elseG->outputs()[0]->dtype(), DType::Undefined);
+  // A known cond that takes the broken branch is still an error.
+  Tensor no = Tensor::scalar<uint8_t>(DType::Bool, 0);
+  IfWithBrokenElse taken;
+  std::string err = taken.infer(&no);
+  EXPECT_TRUE(contains(err, "(Reshape)")) << err;
+  // A known cond that avoids it never infers it.
+  Tensor yes = Tensor::scalar<uint8_t>(DType::Bool, 1);
+  IfWithBrokenElse avoided;
+  EXPECT_EQ(avoided.infer(&yes), "f32[2,3]");
+}
+
 TEST(OpsControlIf, Errors) {
   OpGraph t;
   t.op("If", {t.in("f32[]")});
@@ -118,6 +154,45 @@ TEST(OpsControlLoop, ShapeMathInsideBodyIsNotFrozenByTheFirstRound) {
   t.node->setAttr("body", Attribute(GraphPtr(body)));
   EXPECT_EQ(t.infer(), "f32[?]");
   EXPECT_EQ(toString(zeros->type()), "f32[?]");
+}
+
+// body: y_out = y_in + xs[i : i + step] (a Slice whose bounds depend on the iteration number),
+// scan = y_out; `trips` constant M.
+std::string sliceByIteration(int64_t trips, int64_t step, const std::string& xsType,
+                             KnownValues* known = nullptr, Value** slicePtr = nullptr) {
+  OpGraph t;
+  Value* xs = t.in(xsType);
+  Value* y0 = t.in("f32[1]");
+  auto body = std::make_shared<Graph>("body", &t.g);
+  Value* iter = *body->addInput("iter", TensorType{});
+  Value* condIn = *body->addInput("cond_in", TensorType{});
+  Value* yIn = *body->addInput("y_in", TensorType{});
+  Value* stepV = *body->addInitializer("step", i64(step));
+  Value* axes = *body->addInitializer("axes", i64s({0}));
+  Value* start = add(*body, "Unsqueeze", {iter, axes}, "start");
+  Value* end = add(*body, "Unsqueeze", {add(*body, "Add", {iter, stepV}, "e"), axes}, "end");
+  Value* slice = add(*body, "Slice", {xs, start, end}, "slice");
+  Value* yOut = add(*body, "Add", {yIn, slice}, "y_out");
+  body->setOutputs(
+      {add(*body, "Identity", {condIn}, "cond_out"), yOut, add(*body, "Identity", {yOut}, "scan")});
+  t.op("Loop", {t.init(i64(trips)), nullptr, y0}, 2);
+  t.node->setAttr("body", Attribute(GraphPtr(body)));
+  std::string err = t.run();
+  if (known) *known = t.known;
+  if (slicePtr) *slicePtr = slice;
+  return err.empty() ? t.type(0) + " " + t.type(1) + " slice " + toString(slice->type())
+                     : "error: " + err;
+}
+
+TEST(OpsControlLoop, ShapesThatDependOnlyOnTheIterationAreSpecialized) {
+  // xs[i:i+1] is one element in each of the 5 iterations.
+  KnownValues known;
+  Value* slice = nullptr;
+  EXPECT_EQ(sliceByIteration(5, 1, "f32[5]", &known, &slice), "f32[1] f32[5,1] slice f32[1]");
+  // No value computed with one iteration's number stays known.
+  EXPECT_EQ(known.count(slice), 0u);
+  // xs[i:i+2] of a 5-element xs is 2 elements, then 1 at i = 4: no agreed shape.
+  EXPECT_EQ(sliceByIteration(5, 2, "f32[5]"), "f32[?] f32[5,?] slice f32[?]");
 }
 
 TEST(OpsControlLoop, Errors) {

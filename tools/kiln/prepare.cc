@@ -34,6 +34,10 @@ void CodegenArgs::addTo(CLI::App* cmd, bool withName) {
   cmd->add_option("--memory-pool", memoryPools,
                   "Place buffers across memories: NAME:BYTES (K/M/G), repeatable, fastest first")
       ->take_all();
+  cmd->add_option("--max-loop-iterations", maxLoopIterations,
+                  "Loops stop with a run-time error beyond this many iterations (default "
+                  "1000000)")
+      ->check(CLI::Range(int64_t(1), int64_t(1) << 62));
 }
 
 Expected<CompileOptions> CodegenArgs::toOptions(const std::string& modelPath,
@@ -50,6 +54,7 @@ Expected<CompileOptions> CodegenArgs::toOptions(const std::string& modelPath,
   o.shapeFlags = shapeFlags;
   KILN_ASSIGN_OR_RETURN(o.passList, parsePassList(passes));
   o.passes.context.options.fastMath = fastMath;
+  o.maxLoopIterations = maxLoopIterations;
   for (const auto& spec : memoryPools) {
     // NAME:BYTES, BYTES with an optional K, M or G (powers of 1024).
     auto colon = spec.rfind(':');
@@ -153,11 +158,11 @@ Expected<std::string> prepareArtifact(const ModelArgs& model, const CodegenArgs&
     auto exe = readFile("/proc/self/exe");
     return exe.ok() ? sha256Hex(*exe) : std::string();
   }();
-  std::string key = fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}", sha256Hex(bytes),
+  std::string key = fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}", sha256Hex(bytes),
                                 KILN_VERSION, self, codegen.target, codegen.optLevel,
                                 codegen.name, codegen.weights, codegen.cxx,
                                 fmt::join(args.shapes, ";"), fmt::join(codegen.memoryPools, ";"),
-                                codegen.passes, codegen.fastMath);
+                                codegen.passes, codegen.fastMath, codegen.maxLoopIterations);
   std::string hash = sha256Hex(key).substr(0, 32);
   fs::path dir = fs::path(cacheDir) / hash;
   if (isArtifactDir(dir.string())) return dir.string();

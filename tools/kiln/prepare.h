@@ -21,6 +21,7 @@ struct CodegenArgs {
   std::vector<std::string> memoryPools;  ///< --memory-pool NAME:BYTES
   std::string passes;                    ///< --passes a,b,c instead of the -O pipeline
   bool fastMath = false;
+  int64_t maxLoopIterations = 1000000;   ///< --max-loop-iterations
   void addTo(CLI::App* cmd, bool withName);
   Expected<CompileOptions> toOptions(const std::string& modelPath, const std::string& outDir,
                                      const std::vector<std::string>& shapeFlags) const;

@@ -30,6 +30,9 @@ struct CompileOptions {
   PassRunOptions passes;
   /// Passes to run instead of the -O pipeline (--passes a,b,c); empty: pipelineFor(optLevel).
   std::vector<std::string> passList;
+  /// Loop ops stop with KILN_ERR_DATA at run time beyond this many iterations (a trip count
+  /// or condition from untrusted input must not hang the caller).
+  int64_t maxLoopIterations = 1000000;
 };
 
 /// The arena plan of a compiled model, for reports and pictures.
