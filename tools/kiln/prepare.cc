@@ -29,6 +29,10 @@ void CodegenArgs::addTo(CLI::App* cmd, bool withName) {
   cmd->add_option("--memory-pool", memoryPools,
                   "Place buffers across memories: NAME:BYTES (K/M/G), repeatable, fastest first")
       ->take_all();
+  cmd->add_option("--max-dim", maxDims,
+                  "NAME=N: at most N for the data-decided dims of value NAME where no op bounds "
+                  "them (Range on run-time inputs); repeatable")
+      ->take_all();
 }
 
 Expected<CompileOptions> CodegenArgs::toOptions(const std::string& modelPath,
@@ -67,6 +71,17 @@ Expected<CompileOptions> CodegenArgs::toOptions(const std::string& modelPath,
       if (other.name == pool.name)
         return makeError("--memory-pool: pool '{}' is given twice", pool.name);
     o.memoryPools.push_back(std::move(pool));
+  }
+  for (const auto& spec : maxDims) {
+    auto eq = spec.rfind('=');
+    int64_t n = -1;
+    if (eq != std::string::npos && eq > 0) {
+      auto [end, ec] = std::from_chars(spec.data() + eq + 1, spec.data() + spec.size(), n);
+      if (ec != std::errc() || end != spec.data() + spec.size()) n = -1;
+    }
+    if (n < 0) return makeError("--max-dim '{}': expected NAME=N with N >= 0", spec);
+    if (!o.maxDims.emplace(spec.substr(0, eq), n).second)
+      return makeError("--max-dim: '{}' is given twice", spec.substr(0, eq));
   }
   return o;
 }
@@ -140,10 +155,10 @@ Expected<std::string> prepareArtifact(const ModelArgs& model, const CodegenArgs&
     }
   }
   KILN_ASSIGN_OR_RETURN(std::string bytes, readFile(model.path));
-  std::string key =
-      fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}", sha256Hex(bytes), KILN_VERSION, codegen.target,
-                  codegen.optLevel, codegen.name, codegen.weights, codegen.cxx,
-                  fmt::join(args.shapes, ";"), fmt::join(codegen.memoryPools, ";"));
+  std::string key = fmt::format(
+      "{}|{}|{}|{}|{}|{}|{}|{}|{}|{}", sha256Hex(bytes), KILN_VERSION, codegen.target,
+      codegen.optLevel, codegen.name, codegen.weights, codegen.cxx, fmt::join(args.shapes, ";"),
+      fmt::join(codegen.memoryPools, ";"), fmt::join(codegen.maxDims, ";"));
   std::string hash = sha256Hex(key).substr(0, 32);
   fs::path dir = fs::path(cacheDir) / hash;
   if (isArtifactDir(dir.string())) return dir.string();

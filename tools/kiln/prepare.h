@@ -19,6 +19,7 @@ struct CodegenArgs {
   std::string weights = "embedded";
   std::string cxx;
   std::vector<std::string> memoryPools;  ///< --memory-pool NAME:BYTES
+  std::vector<std::string> maxDims;      ///< --max-dim NAME=N
   void addTo(CLI::App* cmd, bool withName);
   Expected<CompileOptions> toOptions(const std::string& modelPath, const std::string& outDir,
                                      const std::vector<std::string>& shapeFlags) const;

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,8 @@ struct CompileOptions {
   std::vector<std::string> shapeFlags;  ///< --shape flags, recorded in the manifest
   /// --memory-pool NAME:BYTES, fastest first; empty: one arena of whatever size the plan needs.
   std::vector<MemoryPool> memoryPools;
+  /// --max-dim NAME=N: bounds for data-dependent dims no op bounds (docs/dynamic-shapes.md).
+  std::map<std::string, int64_t> maxDims;
 };
 
 /// The arena plan of a compiled model, for reports and pictures.
