@@ -475,6 +475,8 @@ Expected<Program> buildProgram(Model& model, const CompileOptions& options) {
   }
   for (size_t i = 0; i < g.outputs().size(); ++i) {
     const Value* v = g.outputs()[i];
+    // An output the data sizes: name its node and the --max-dim hint, not --shape.
+    if (v->producer()) KILN_RETURN_IF_ERROR(checkDataDependentSizes(*v->producer()));
     KILN_RETURN_IF_ERROR(checkStatic(v, "output"));
     p.outputs.push_back(signatureOf(v));
     p.outputs.back().name = outputNames[i];
