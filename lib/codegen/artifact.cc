@@ -7,6 +7,7 @@
 #include "kiln/ops/emit.h"
 #include "kiln/support/file.h"
 #include "kiln/support/sha256.h"
+#include "dynamic_shapes.h"
 #include "program.h"
 #include "source_text.h"
 
@@ -82,6 +83,12 @@ const void* {P}_output_buffer(const {P}_context* ctx, int index);
 int {P}_get_output(const {P}_context* ctx, int index, void* dst, size_t bytes);
 int {P}_get_output_by_name(const {P}_context* ctx, const char* name, void* dst, size_t bytes);
 int {P}_bind_output({P}_context* ctx, int index, void* data, size_t bytes);
+/* Outputs whose size the data decides (NonZero, Unique, ...): output_shape/output_bytes give
+   the compile-time bound the buffer is sized for; after a successful run these give the
+   run-time shape and bytes (the data is packed at that shape, the rest of the buffer zeroed).
+   Static outputs report their static shape. Before the first run: the bound. */
+const int64_t* {P}_output_runtime_shape(const {P}_context* ctx, int index);
+size_t {P}_output_runtime_bytes(const {P}_context* ctx, int index);
 
 /* A short description of a status code. */
 const char* {P}_status_string(int status);
@@ -170,6 +177,7 @@ std::string source(const Model& model, const Program& p, const CompileOptions& o
                    p.inputs.size(), p.outputs.size());
   s += signatureTables(p, "In", p.inputs);
   s += signatureTables(p, "Out", p.outputs);
+  s += runtimeShapeTables(p);
   s += "\n";
   for (const auto& c : p.constants) s += c + "\n";
   s += "\n}  // namespace\n\n";
@@ -187,6 +195,9 @@ std::string source(const Model& model, const Program& p, const CompileOptions& o
   void* own_in[kNumInputs > 0 ? kNumInputs : 1];
   void* own_out[kNumOutputs > 0 ? kNumOutputs : 1];
   bool in_set[kNumInputs > 0 ? kNumInputs : 1];
+  int64_t dyn[kNumRuntimeDims > 0 ? kNumRuntimeDims : 1];  // data-dependent sizes
+  int64_t out_dims[kOutDimsTotal > 0 ? kOutDimsTotal : 1];  // run-time output shapes
+  size_t out_runtime_bytes[kNumOutputs > 0 ? kNumOutputs : 1];
 }};
 
 namespace {{
@@ -215,7 +226,7 @@ int create_context({P}_context** out, void* const* pools, const size_t* pool_byt
   }}
   std::memset(block, 0, round_up(total > 0 ? total : 1));
   ctx->block = block;
-  unsigned char* p = static_cast<unsigned char*>(block);
+{RTINIT}  unsigned char* p = static_cast<unsigned char*>(block);
   for (int i = 0; i < kNumInputs; ++i) {{
     ctx->own_in[i] = p;
     ctx->in[i] = p;
@@ -243,7 +254,7 @@ int create_context({P}_context** out, void* arena, size_t arena_bytes) {{
 }}  // namespace
 
 )",
-      fmt::arg("P", P));
+      fmt::arg("P", P), fmt::arg("RTINIT", runtimeShapeInit(p)));
   // create / create_with_weights
   if (external) {
     s += fmt::format(
@@ -410,7 +421,7 @@ extern "C" int {P}_bind_output({P}_context* ctx, int i, void* data, size_t bytes
   return KILN_OK;
 }}
 
-extern "C" const char* {P}_status_string(int status) {{
+{RTFN}extern "C" const char* {P}_status_string(int status) {{
   switch (status) {{
     case KILN_OK: return "ok";
     case KILN_ERR_NULL: return "a required pointer was NULL";
@@ -428,7 +439,7 @@ extern "C" const char* {P}_status_string(int status) {{
 }}
 
 )",
-      fmt::arg("P", P),
+      fmt::arg("P", P), fmt::arg("RTFN", runtimeShapeFunctions(p)),
       fmt::arg("UNMAP",
                external ? "if (ctx->mapping) munmap(ctx->mapping, ctx->mapping_bytes);\n  " : ""));
   s += fmt::format("extern \"C\" int {P}_run({P}_context* ctx) {{\n", fmt::arg("P", P));
@@ -445,6 +456,7 @@ extern "C" const char* {P}_status_string(int status) {{
     for (const auto& n : c.nodeNames) names += (names.empty() ? "'" : ", '") + commentSafe(n) + "'";
     s += fmt::format("  // {} {}\n  {}\n", commentSafe(c.opType), names, c.statement);
   }
+  s += runtimeShapeUpdate(p);
   s += "  return KILN_OK;\n}\n";
   return s;
 }
@@ -487,11 +499,17 @@ add_library({P} ALIAS {P}_static)
 
 nlohmann::ordered_json signatureJson(const std::vector<SignatureEntry>& entries) {
   auto arr = nlohmann::ordered_json::array();
-  for (const auto& e : entries)
+  for (const auto& e : entries) {
     arr.push_back({{"name", e.name},
                    {"dtype", std::string(dtypeName(e.dtype))},
                    {"shape", e.dims},
                    {"bytes", e.bytes}});
+    // Dims the data decides: "shape" and "bytes" are their bound (docs/dynamic-shapes.md).
+    std::vector<size_t> dataDependent;
+    for (size_t d = 0; d < e.runtimeDimSlots.size(); ++d)
+      if (e.runtimeDimSlots[d] >= 0) dataDependent.push_back(d);
+    if (!dataDependent.empty()) arr.back()["data_dependent_dims"] = dataDependent;
+  }
   return arr;
 }
 
@@ -509,6 +527,7 @@ std::string manifest(const Model& model, const Program& p, const CompileOptions&
   j["options"] = {{"opt_level", o.optLevel},
                   {"weights", o.weights == WeightsMode::External ? "external" : "embedded"},
                   {"shapes", o.shapeFlags}};
+  if (!o.maxDims.empty()) j["options"]["max_dims"] = o.maxDims;
   j["inputs"] = signatureJson(p.inputs);
   j["outputs"] = signatureJson(p.outputs);
   j["arena_bytes"] = p.arenaBytes;

@@ -5,6 +5,7 @@
 #include <unordered_map>
 
 #include "control_flow.h"
+#include "dynamic_shapes.h"
 #include "kiln/memory/plan.h"
 #include "kiln/memory/pools.h"
 #include "kiln/memory/schedule.h"
@@ -128,7 +129,7 @@ class ProgramEmitter final : public EmitContext, public FlowHost {
     for (const auto& [v, step] : lastUse_)
       if (defStep_.count(v)) widen(v, defStep_.at(v), step);
     for (const auto& [id, v] : ordered) {
-      int64_t bytes = *dtypeStorageBytes(v->dtype(), *v->shape().numElements());
+      int64_t bytes = plannedBytes(v);
       auto [first, last] = range.count(v) ? range.at(v) : std::make_pair(int64_t(0), int64_t(0));
       requests.push_back({std::max<int64_t>(bytes, 1), first, std::max(first, last)});
       tokens.push_back("@V" + std::to_string(id) + "@");
@@ -240,14 +241,13 @@ class ProgramEmitter final : public EmitContext, public FlowHost {
   std::string outputInPlace(size_t out, std::initializer_list<size_t> candidates) override {
     Value* o = node_->output(out);
     if (!shareMemory_ || !ownsFreshBuffer(o)) return output(out);
-    int64_t bytes = *dtypeStorageBytes(o->dtype(), *o->shape().numElements());
+    int64_t bytes = plannedBytes(o);
     for (size_t c : candidates) {
       Value* x = c < node_->numInputs() ? node_->input(c) : nullptr;
       if (!x || x->dtype() != o->dtype()) continue;
       auto [root, offset] = resolve(x);
       // Only a whole arena buffer that nothing reads after this op may be overwritten.
-      if (offset != 0 || !isArenaValue(root) ||
-          *dtypeStorageBytes(root->dtype(), *root->shape().numElements()) != bytes ||
+      if (offset != 0 || !isArenaValue(root) || plannedBytes(root) != bytes ||
           lastReadOfBuffer(root) != step_)
         continue;
       alias_[o] = {x, 0};
@@ -285,6 +285,31 @@ class ProgramEmitter final : public EmitContext, public FlowHost {
     if (values.empty()) list += "0.0f";
     p_.constants.push_back(fmt::format("static const float {}[] = {}}};", name, list));
     return name;
+  }
+  std::string runtimeDim(size_t out, size_t dim) override {
+    const Value* o = out < node_->numOutputs() ? node_->output(out) : nullptr;
+    if (!o || dim >= size_t(o->shape().rank()) || !o->shape()[dim].isBounded()) return {};
+    auto [it, fresh] = runtimeDims_.emplace(std::make_pair(o, dim), p_.runtimeDimCount);
+    if (fresh) ++p_.runtimeDimCount;
+    return fmt::format("ctx->dyn[{}]", it->second);
+  }
+  /// Each graph output's data-dependent dims get the slot its op's code assigns.
+  Status bindRuntimeDims() {
+    for (size_t i = 0; i < g_.outputs().size(); ++i) {
+      const Value* v = g_.outputs()[i];
+      if (!v->shape().hasDataDependentDims()) continue;
+      std::vector<int>& slots = p_.outputs[i].runtimeDimSlots;
+      for (size_t d = 0; d < v->shape().dims().size(); ++d) {
+        auto it = runtimeDims_.find({v, d});
+        if (v->shape()[d].isBounded() && it == runtimeDims_.end())
+          return makeError(
+              "output '{}' has a data-dependent size its op does not report — "
+              "file an issue",
+              commentSafe(v->name()));
+        slots.push_back(it == runtimeDims_.end() ? -1 : it->second);
+      }
+    }
+    return Status();
   }
   Error unsupported(const std::string& what) override {
     return makeError("{}: {} — remove or replace the op, or file an issue",
@@ -359,7 +384,7 @@ class ProgramEmitter final : public EmitContext, public FlowHost {
     int64_t offset = 0;
     for (size_t i = 0; i < n->numInputs(); ++i) {
       Value* x = n->input(i);
-      int64_t bytes = *dtypeStorageBytes(x->dtype(), *x->shape().numElements());
+      int64_t bytes = plannedBytes(x);
       // A producer in another graph (outside a loop body) runs a different number of times.
       bool place = x->producer() && x->producer()->owner() == n->owner() && defStep_.count(x) &&
                    ownsFreshBuffer(x) && uses_[x] == 1;
@@ -408,13 +433,14 @@ class ProgramEmitter final : public EmitContext, public FlowHost {
   /// Values stored inside another value's buffer: value -> (holder, byte offset).
   std::unordered_map<const Value*, std::pair<const Value*, int64_t>> alias_;
   std::unordered_map<const Node*, ConcatPlan> concatCopies_;
+  std::map<std::pair<const Value*, size_t>, int> runtimeDims_;  // data-dependent dim -> slot
   bool shareMemory_ = false;
   std::vector<MemoryPool> pools_;                     // --memory-pool; empty: one arena
   std::vector<std::pair<int64_t, int64_t>> scratch_;  // bytes, step
 };
 
 Status checkStatic(const Value* v, const char* role) {
-  if (!v->shape().isStatic())
+  if (!v->shape().isBoundedOrStatic())
     return makeError(
         "{} '{}' has shape {} — code generation needs static shapes; fix the "
         "model's dynamic dims with --shape NAME=d0,d1,...",
@@ -426,7 +452,8 @@ Status checkStatic(const Value* v, const char* role) {
   if (cTypeOf(v->dtype()).empty())
     return makeError("{} '{}' has type {}, which code generation does not support yet", role,
                      commentSafe(v->name()), dtypeName(v->dtype()));
-  if (!dtypeStorageBytes(v->dtype(), *v->shape().numElements()))
+  auto elements = v->shape().upperBoundElements();
+  if (!elements || !dtypeStorageBytes(v->dtype(), *elements))
     return makeError("{} '{}' is too large", role, commentSafe(v->name()));
   return Status();
 }
@@ -435,8 +462,8 @@ SignatureEntry signatureOf(const Value* v) {
   SignatureEntry e;
   e.name = v->name();
   e.dtype = v->dtype();
-  e.dims = v->shape().staticDims();
-  e.bytes = *dtypeStorageBytes(v->dtype(), *v->shape().numElements());
+  e.dims = v->shape().upperBoundDims();
+  e.bytes = plannedBytes(v);
   return e;
 }
 
@@ -451,13 +478,22 @@ Expected<Program> buildProgram(Model& model, const CompileOptions& options) {
   KILN_RETURN_IF_ERROR(constantsToInitializers(g));
   Program p;
   {
-    KILN_RETURN_IF_ERROR(inferShapes(g, OpRegistry::builtin()));
+    InferOptions io;
+    io.maxDims = options.maxDims;
+    KILN_RETURN_IF_ERROR(inferShapes(g, OpRegistry::builtin(), io));
     PassRunOptions po = options.passes;
+    po.context.options.maxDims = options.maxDims;
     auto names = options.passList.empty() ? pipelineFor(options.optLevel) : options.passList;
     KILN_ASSIGN_OR_RETURN(p.passRecords, runPasses(model, names, po));
   }
   KnownValues known;
-  KILN_RETURN_IF_ERROR(inferShapes(g, OpRegistry::builtin(), InferOptions{}, &known));
+  InferOptions inferOptions;
+  inferOptions.maxDims = options.maxDims;
+  for (const auto& [name, bound] : options.maxDims)
+    if (!g.findValue(name))
+      return makeError("--max-dim {}={}: the model has no value named '{}'", commentSafe(name),
+                       bound, commentSafe(name));
+  KILN_RETURN_IF_ERROR(inferShapes(g, OpRegistry::builtin(), inferOptions, &known));
   for (Value* v : g.initializers()) known.erase(v);  // initializers are weights already
 
   p.prefix = symbolPrefixFor(options.name);
@@ -475,6 +511,8 @@ Expected<Program> buildProgram(Model& model, const CompileOptions& options) {
     // An If whose branches disagree explains a dynamic output better than the output can.
     if (v->producer() && isFlowNode(*v->producer()))
       KILN_RETURN_IF_ERROR(checkFlowNode(*v->producer(), lookup));
+    // An output the data sizes: name its node and the --max-dim hint, not --shape.
+    if (v->producer()) KILN_RETURN_IF_ERROR(checkDataDependentSizes(*v->producer()));
     KILN_RETURN_IF_ERROR(checkStatic(v, "output"));
     p.outputs.push_back(signatureOf(v));
     p.outputs.back().name = outputNames[i];
@@ -515,6 +553,7 @@ Expected<Program> buildProgram(Model& model, const CompileOptions& options) {
       for (Value* out : n->outputs()) allKnown = allKnown && known.count(out);
       if (allKnown) continue;
       for (Value* out : n->outputs()) known.erase(out);  // partially known: compute all
+      KILN_RETURN_IF_ERROR(checkDataDependentSizes(*n));
       for (Value* v : n->inputs())
         if (v) KILN_RETURN_IF_ERROR(checkValue(v, owner));
       if (isFlowNode(*n)) {
@@ -538,6 +577,7 @@ Expected<Program> buildProgram(Model& model, const CompileOptions& options) {
   emitter.setPools(options.memoryPools);
   KILN_RETURN_IF_ERROR(emitter.emitAll(flattenSchedule(schedule, bodies, lookup),
                                        options.optLevel >= 1, options.maxLoopIterations));
+  KILN_RETURN_IF_ERROR(emitter.bindRuntimeDims());
   emitter.emitOutputCopies();
   KILN_RETURN_IF_ERROR(emitter.plan());
   return p;

@@ -17,8 +17,11 @@ namespace kiln {
 struct SignatureEntry {
   std::string name;
   DType dtype = DType::Undefined;
-  std::vector<int64_t> dims;
-  int64_t bytes = 0;
+  std::vector<int64_t> dims;  ///< data-dependent dims at their bound
+  int64_t bytes = 0;          ///< at the bounds
+  /// Per dim: the run-time size slot (ctx->dyn[k]) of a data-dependent dim, else -1; empty
+  /// when every dim is static (docs/dynamic-shapes.md).
+  std::vector<int> runtimeDimSlots;
 };
 
 /// One kernel call of the run function.
@@ -62,6 +65,7 @@ struct Program {
   std::vector<int64_t> poolCapacities;  ///< as given by --memory-pool (empty without)
   std::vector<int> bufferPools;         ///< bufferPools[i]: the pool of buffers[i]
   std::vector<PassRecord> passRecords;  ///< what the optimizer did (--pass-stats, --report)
+  int runtimeDimCount = 0;              ///< ctx->dyn[] slots: sizes decided by the data
 };
 
 /// The plan part of a Program as a report.

@@ -32,6 +32,30 @@ std::optional<int64_t> Shape::numElements() const {
   return checkedProduct(dims);
 }
 
+bool Shape::hasDataDependentDims() const {
+  if (!rankKnown_) return false;
+  bool any = false;
+  for (const auto& d : dims_) {
+    if (d.isBounded())
+      any = true;
+    else if (!d.isStatic())
+      return false;
+  }
+  return any;
+}
+
+std::vector<int64_t> Shape::upperBoundDims() const {
+  std::vector<int64_t> out;
+  out.reserve(dims_.size());
+  for (const auto& d : dims_) out.push_back(d.upperBound());
+  return out;
+}
+
+std::optional<int64_t> Shape::upperBoundElements() const {
+  if (!isBoundedOrStatic()) return std::nullopt;
+  return checkedProduct(upperBoundDims());
+}
+
 std::string toString(const Shape& s) {
   if (!s.rankKnown()) return "[*]";
   std::string out = "[";
@@ -42,6 +66,8 @@ std::string toString(const Shape& s) {
       out += std::to_string(d.value);
     else if (d.isSymbolic())
       out += d.symbol;
+    else if (d.isBounded())
+      out += "<=" + std::to_string(d.bound);
     else
       out += "?";
   }

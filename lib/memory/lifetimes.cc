@@ -39,8 +39,9 @@ Expected<int64_t> staticBytes(const Value& v) {
         "{} has type {}, which has no fixed storage size; memory planning needs a "
         "numeric element type (run type inference first)",
         describeValue(v), toString(t));
-  auto elements = t.shape.numElements();
-  if (!t.shape.isStatic() || !elements)
+  // Data-dependent dims (docs/dynamic-shapes.md) are planned at their bound.
+  auto elements = t.shape.upperBoundElements();
+  if (!t.shape.isBoundedOrStatic() || !elements)
     return makeError(
         "{} has non-static type {}; memory planning needs static shapes (run shape "
         "inference, or bind symbolic dims to sizes)",

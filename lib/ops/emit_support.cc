@@ -65,11 +65,11 @@ std::string floatLiteral(float v) {
 }
 
 std::vector<int64_t> staticDims(const Value* v) {
-  return v->shape().staticDims();
+  return v->shape().upperBoundDims();
 }
 
 int64_t staticNumel(const Value* v) {
-  return *v->shape().numElements();
+  return *v->shape().upperBoundElements();
 }
 
 int64_t dimsProduct(const std::vector<int64_t>& d, size_t b, size_t e) {

@@ -9,9 +9,9 @@
 
 namespace kiln {
 
-/// A value's dims (shapes are static when emit runs).
+/// A value's dims (static when emit runs, or data-dependent ones at their bound).
 std::vector<int64_t> staticDims(const Value* v);
-/// A value's element count.
+/// A value's element count (data-dependent dims at their bound).
 int64_t staticNumel(const Value* v);
 /// Product of d[b..e).
 int64_t dimsProduct(const std::vector<int64_t>& d, size_t b, size_t e);
@@ -66,6 +66,8 @@ void attachDataEmitters(OpRegistry& r);
 /// kiln.Elementwise (fused_emit.cc).
 void attachFusedEmitters(OpRegistry& r);
 void attachIndexEmitters(OpRegistry& r);
+/// NonZero, Unique, Compress, NonMaxSuppression (dynamic_emit.cc).
+void attachDynamicEmitters(OpRegistry& r);
 void attachGenerateEmitters(OpRegistry& r);
 void attachReduceEmitters(OpRegistry& r);
 void attachResizeEmitters(OpRegistry& r);

@@ -65,6 +65,18 @@ Status emitRange(const Node& n, EmitContext& ctx) {
       return ctx.unsupported("Range with non-scalar or mixed-type inputs");
   const int64_t count = staticNumel(n.output(0));
   ctx.useHeader("kiln_ref/misc.h");
+  if (n.output(0)->shape()[0].isBounded()) {
+    // A --max-dim bound (docs/dynamic-shapes.md): the count is decided at run time.
+    std::string slot = ctx.runtimeDim(0, 0);
+    if (slot.empty()) return ctx.unsupported("Range with a data-dependent size");
+    ctx.call("kiln_ref::range",
+             fmt::format("{{ const int64_t c = kiln_ref::range_count<{0}>(*{1}, *{2}, *{3}); if "
+                         "(c < 0 || c > {4}) return KILN_ERR_DATA; kiln_ref::range<{0}>(*{1}, "
+                         "*{3}, c, {5}); std::memset(static_cast<void*>({5} + c), 0, size_t({4} "
+                         "- c) * sizeof(*{5})); {6} = c; }}",
+                         e, ctx.input(0), ctx.input(1), ctx.input(2), count, ctx.output(0), slot));
+    return Status();
+  }
   // The element count was fixed when the code was generated; other inputs are bad data.
   ctx.call("kiln_ref::range_count",
            fmt::format("if (kiln_ref::range_count<{}>(*{}, *{}, *{}) != {}) return KILN_ERR_DATA;",

@@ -169,6 +169,29 @@ Status emitCumSum(const Node& n, EmitContext& ctx) {
   return Status();
 }
 
+/// TopK with K read at run time: the outputs are sized by the axis (the bound), packed at
+/// [outer, K, inner], the rest zeroed; K outside [0, axis] is bad data.
+Status emitTopKRuntimeK(const Node& n, EmitContext& ctx, const std::string& e,
+                        const std::vector<int64_t>& x, size_t a) {
+  if (n.input(1)->dtype() != DType::I64 || staticNumel(n.input(1)) != 1)
+    return ctx.unsupported("TopK with a non-int64 K");
+  std::string values = ctx.runtimeDim(0, a), indices = ctx.runtimeDim(1, a);
+  if (values.empty() || indices.empty() || !n.output(1)->shape()[a].isBounded())
+    return ctx.unsupported("TopK outputs of different sizes");
+  const int64_t outer = dimsProduct(x, 0, a), inner = dimsProduct(x, a + 1, x.size());
+  ctx.call("kiln_ref::topk",
+           fmt::format("{{ const int64_t k = *{0}; if (k < 0 || k > {2}) return KILN_ERR_DATA; "
+                       "kiln_ref::topk<{4}>({1}, {2}, {3}, k, {5}, {6}, {7}, {8}, {9}); "
+                       "const int64_t used = {1} * k * {3}, cap = {1} * {2} * {3}; "
+                       "std::memset(static_cast<void*>({7} + used), 0, size_t(cap - used) * "
+                       "sizeof(*{7})); for (int64_t t = used; t < cap; ++t) {8}[t] = 0; "
+                       "{10} = k; {11} = k; }}",
+                       ctx.input(1), outer, x[a], inner, e, n.attrInt("largest", 1) != 0 ? 1 : 0,
+                       ctx.input(0), ctx.output(0), ctx.output(1), ctx.scratch(x[a] * 8), values,
+                       indices));
+  return Status();
+}
+
 Status emitTopK(const Node& n, EmitContext& ctx) {
   KILN_ASSIGN_OR_RETURN(std::string e, valueKernelType(n, n.input(0), ctx));
   if (n.input(0)->dtype() == DType::Bool) return ctx.unsupported("TopK on bool tensors");
@@ -180,6 +203,7 @@ Status emitTopK(const Node& n, EmitContext& ctx) {
   size_t a = size_t(*axis);
   const int64_t k = y[a];
   ctx.useHeader("kiln_ref/gather.h");
+  if (n.output(0)->shape()[a].isBounded()) return emitTopKRuntimeK(n, ctx, e, x, a);
   if (!constInts(ctx, n, 1)) {
     if (n.input(1)->dtype() != DType::I64 || staticNumel(n.input(1)) != 1)
       return ctx.unsupported("TopK with a non-int64 K");

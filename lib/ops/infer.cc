@@ -28,6 +28,8 @@ Expected<TensorType> mergeDeclared(const Node& n, const Value& v, TensorType inf
     if (d.isStatic() && o.isStatic() && d.value != o.value)
       return makeError("{}: output '{}' is declared with shape {} but the op produces {}",
                        n.describe(), v.name(), toString(declared.shape), toString(inferred.shape));
+    // A data-dependent dim keeps its bound: the declared size is only the example's.
+    if (o.isBounded()) continue;
     if (!o.isStatic() && (d.isStatic() || (d.isSymbolic() && !o.isSymbolic()))) o = d;
   }
   return inferred;
@@ -94,6 +96,9 @@ class Inferer {
     for (size_t i = 0; i < n.numOutputs(); ++i) {
       Value* v = n.output(i);
       KILN_ASSIGN_OR_RETURN(auto t, mergeDeclared(n, *v, outs[i]));
+      if (auto hint = options_.maxDims.find(v->name()); hint != options_.maxDims.end())
+        for (Dim& d : t.shape.dims())
+          if (!d.isStatic() && !d.isBounded()) d = Dim::bounded(hint->second);
       v->setType(std::move(t));
     }
     tryEvaluate(n, *def, vals);

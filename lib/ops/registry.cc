@@ -44,6 +44,7 @@ const OpRegistry& OpRegistry::builtin() {
     attachNnEmitters(r);
     attachDataEmitters(r);
     attachIndexEmitters(r);
+    attachDynamicEmitters(r);
     attachGenerateEmitters(r);
     attachReduceEmitters(r);
     attachResizeEmitters(r);

@@ -1,4 +1,5 @@
 // Image-space tensor ops: Resize, GridSample, AffineGrid, RoiAlign, NonMaxSuppression.
+#include <algorithm>
 #include <cmath>
 #include <numeric>
 
@@ -220,8 +221,29 @@ struct RoiAlignOp {
 struct NonMaxSuppressionOp {
   static constexpr std::string_view kName = "NonMaxSuppression";
   static OpSchema schema() { return {2, 5, 1, 1, {{"center_point_box", AttrKind::Int}}}; }
-  static Types inferTypes(const InferContext&) {
-    return single(DType::I64, Shape({Dim::unknown(), Dim::known(3)}));
+  // [selected, 3]: the count is decided by the data, at most batches * classes * the boxes
+  // kept per class (max_output_boxes_per_class when known, else every box).
+  static Types inferTypes(const InferContext& ctx) {
+    const Shape &boxes = ctx.in(0).shape, &scores = ctx.in(1).shape;
+    if (boxes.rankKnown() && (boxes.rank() != 3 || (boxes[2].isStatic() && boxes[2].value != 4)))
+      return ctx.error("boxes must be [batches, boxes, 4], got {}", toString(boxes));
+    if (scores.rankKnown() && scores.rank() != 3)
+      return ctx.error("scores must be [batches, classes, boxes], got {}", toString(scores));
+    Dim selected = Dim::unknown();
+    if (boxes.rankKnown() && scores.rankKnown() && boxes[0].isStatic() && boxes[1].isStatic() &&
+        scores[1].isStatic()) {
+      int64_t perClass = boxes[1].value;
+      if (!ctx.has(2)) {
+        perClass = 0;  // max_output_boxes_per_class defaults to 0
+      } else if (auto m = knownScalar(ctx, 2)) {
+        perClass = std::clamp<int64_t>(*m, 0, perClass);
+      }
+      int64_t b = 0;
+      if (!__builtin_mul_overflow(boxes[0].value, scores[1].value, &b) &&
+          !__builtin_mul_overflow(b, perClass, &b))
+        selected = Dim::bounded(b);
+    }
+    return single(DType::I64, Shape({selected, Dim::known(3)}));
   }
 };
 

@@ -78,7 +78,8 @@ struct TopKOp {
         return ctx.error("K ({}) is larger than the axis ({} elements)", *k, d.value);
       d = Dim::known(*k);
     } else {
-      d = Dim::unknown();
+      // K is read at run time: at most the axis (docs/dynamic-shapes.md).
+      d = d.isStatic() ? Dim::bounded(d.value) : Dim::unknown();
     }
     return std::vector<TensorType>{{x.dtype, out}, {DType::I64, out}};
   }
@@ -100,7 +101,10 @@ struct NonZeroOp {
     const Shape& s = ctx.in(0).shape;
     Dim rank = s.rankKnown() ? Dim::known(s.rank()) : Dim::unknown();
     const Tensor* x = ctx.value(0);
-    return single(DType::I64, Shape({rank, x ? Dim::known(count(*x)) : Dim::unknown()}));
+    if (x) return single(DType::I64, Shape({rank, Dim::known(count(*x))}));
+    // Decided by the data: at most every element.
+    auto n = s.numElements();
+    return single(DType::I64, Shape({rank, n ? Dim::bounded(*n) : Dim::unknown()}));
   }
   static Tensors evaluate(const EvalContext& ctx) {
     KILN_RETURN_IF_ERROR(requireInputs(ctx, 1));
@@ -133,20 +137,28 @@ struct UniqueOp {
     const TensorType& x = ctx.in(0);
     Shape y = unknownDims(1);
     Dim inverse = Dim::unknown();
+    // The number of unique slices is decided by the data: at most the slices there are.
+    auto boundOf = [](const Dim& d) {
+      return d.isStatic() ? Dim::bounded(d.value) : Dim::unknown();
+    };
+    Dim unique = Dim::unknown();
     if (ctx.node().hasAttr("axis")) {
       if (x.shape.rankKnown()) {
         KILN_ASSIGN_OR_RETURN(int64_t axis,
                               normalizeAxis(ctx, ctx.node().attrInt("axis", 0), x.shape.rank()));
         y = x.shape;
         inverse = y[size_t(axis)];
-        y.dims()[size_t(axis)] = Dim::unknown();
+        unique = boundOf(inverse);
+        y.dims()[size_t(axis)] = unique;
       } else {
         y = Shape::unknownRank();
       }
     } else if (x.shape.rankKnown()) {
       inverse = dimProduct(x.shape.dims());
+      unique = boundOf(inverse);
+      y = Shape({unique});
     }
-    Shape uniqueCount = unknownDims(1);
+    Shape uniqueCount({unique});
     return std::vector<TensorType>{{x.dtype, y},
                                    {DType::I64, uniqueCount},
                                    {DType::I64, Shape({inverse})},
@@ -167,26 +179,35 @@ struct CompressOp {
     // The selected count is known when the condition is.
     Dim count = Dim::unknown();
     std::optional<int64_t> condLen = staticLength(ctx.in(1));
-    if (const Tensor* c = ctx.value(1)) {
+    const Tensor* c = ctx.value(1);
+    if (c) {
       int64_t n = 0;
       for (int64_t i = 0; i < c->numElements(); ++i) n += c->intAt(i) != 0;
       count = Dim::known(n);
     }
+    // Otherwise decided by the data: at most the condition's length, clipped to the axis.
+    auto bounded = [&](const Dim& axisDim) {
+      if (c) return count;
+      int64_t b = axisDim.isStatic() ? axisDim.value : -1;
+      if (condLen && (b < 0 || *condLen < b)) b = *condLen;
+      return b >= 0 ? Dim::bounded(b) : Dim::unknown();
+    };
     auto checkLen = [&](const Dim& d) -> Status {
       if (condLen && d.isStatic() && *condLen > d.value)
         return ctx.error("condition has {} elements but the input has only {}", *condLen, d.value);
       return Status();
     };
     if (!ctx.node().hasAttr("axis")) {
-      if (x.shape.rankKnown()) KILN_RETURN_IF_ERROR(checkLen(dimProduct(x.shape.dims())));
-      return single(x.dtype, Shape({count}));
+      Dim all = x.shape.rankKnown() ? dimProduct(x.shape.dims()) : Dim::unknown();
+      KILN_RETURN_IF_ERROR(checkLen(all));
+      return single(x.dtype, Shape({bounded(all)}));
     }
     if (!x.shape.rankKnown()) return single(x.dtype, Shape::unknownRank());
     KILN_ASSIGN_OR_RETURN(int64_t axis,
                           normalizeAxis(ctx, ctx.node().attrInt("axis", 0), x.shape.rank()));
     Shape out = x.shape;
     KILN_RETURN_IF_ERROR(checkLen(out[size_t(axis)]));
-    out.dims()[size_t(axis)] = count;
+    out.dims()[size_t(axis)] = bounded(out[size_t(axis)]);
     return single(x.dtype, std::move(out));
   }
 };

@@ -28,6 +28,7 @@ class FoldConstantsPass final : public Pass {
     KnownValues known;
     InferOptions io;
     io.maxEvalElements = ctx.options.maxEvalElements;
+    io.maxDims = ctx.options.maxDims;
     KILN_RETURN_IF_ERROR(inferShapes(g, ctx.registry, io, &known));
     std::vector<Node*> order;
     for (const auto& n : g.nodes()) order.push_back(n.get());

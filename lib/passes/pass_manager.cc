@@ -93,6 +93,7 @@ Expected<std::vector<PassRecord>> runPasses(Model& model, const std::vector<std:
   std::vector<PassRecord> records;
   InferOptions io;
   io.maxEvalElements = options.context.options.maxEvalElements;
+  io.maxDims = options.context.options.maxDims;
   for (const std::string& name : passes) {
     auto pass = createPass(name);
     if (!pass) return makeError("unknown pass '{}'", name);

@@ -75,4 +75,43 @@ cc -std=c11 -Wall -Wextra -Werror -fsanitize=address,undefined -fno-sanitize-rec
   -I"$work/api" "$repo/tests/e2e/api_robustness.c" "$work/api/libm.a" -lstdc++ -lm \
   -o "$work/api_robustness"
 "$work/api_robustness"
+# Data-dependent output sizes: the signature gives the bound, the C API the run-time shape
+# (docs/dynamic-shapes.md); kiln run writes outputs at their run-time shape.
+/usr/bin/python3 "$repo/tests/e2e/make_dynamic_model.py" "$work"
+"$kiln" compile "$work/dyn.onnx" -o "$work/dyn" --name dyn >/dev/null
+cc -std=c11 -Wall -Wextra -Werror -fsanitize=address,undefined -fno-sanitize-recover=all \
+  -I"$work/dyn" "$repo/tests/e2e/dynamic_shapes.c" "$work/dyn/libdyn.a" -lstdc++ -lm \
+  -o "$work/dynamic_shapes"
+"$work/dynamic_shapes"
+/usr/bin/python3 -c "import numpy as np, sys; np.save(sys.argv[1], np.array([0, 3, 0, 3, 1, 0], np.float32))" "$work/x.npy"
+"$kiln" run "$work/dyn" -i x="$work/x.npy" -o "$work/dyn_out"
+/usr/bin/python3 - "$work/dyn_out" <<'PY'
+import sys, numpy as np
+d = sys.argv[1]
+assert np.load(d + "/nz.npy").tolist() == [[1, 3, 4]], np.load(d + "/nz.npy")
+assert np.load(d + "/y.npy").tolist() == [0.0, 1.0, 3.0]
+assert np.load(d + "/counts.npy").tolist() == [3, 1, 2]
+print("ok: kiln run writes data-dependent outputs at their run-time shape")
+PY
+# Range on run-time inputs: refused without a bound, bounded by --max-dim (a count above the
+# bound is bad data); a data-dependent value feeding another op is refused, naming the node.
+if "$kiln" compile "$work/range.onnx" -o "$work/r0" 2>"$work/err"; then
+  echo "FAIL: Range without a bound compiled"; exit 1
+fi
+grep -q "node 'range' (Range): .*--max-dim 'r=N'" "$work/err" || { echo "FAIL: $(cat "$work/err")"; exit 1; }
+"$kiln" compile "$work/range.onnx" -o "$work/r1" --max-dim r=10 >/dev/null
+/usr/bin/python3 -c "
+import numpy as np, sys
+for n, v in [('s', 0), ('l', 5), ('l2', 20), ('d', 1)]: np.save(sys.argv[1] + '/' + n + '.npy', np.array(v, np.float32))" "$work"
+"$kiln" run "$work/r1" -i "$work/s.npy" -i "$work/l.npy" -i "$work/d.npy" -o "$work/r1_out"
+/usr/bin/python3 -c "import numpy as np, sys; assert np.load(sys.argv[1]).tolist() == [0, 1, 2, 3, 4]" "$work/r1_out/r.npy"
+if "$kiln" run "$work/r1" -i "$work/s.npy" -i "$work/l2.npy" -i "$work/d.npy" -o "$work/r2_out" 2>"$work/err"; then
+  echo "FAIL: a Range count above --max-dim ran"; exit 1
+fi
+grep -q "input data out of range" "$work/err" || { echo "FAIL: $(cat "$work/err")"; exit 1; }
+if "$kiln" compile "$work/consumer.onnx" -o "$work/c0" 2>"$work/err"; then
+  echo "FAIL: a consumer of a data-dependent size compiled"; exit 1
+fi
+grep -q "node 'cast' (Cast): input 'nz' has a data-dependent size" "$work/err" || { echo "FAIL: $(cat "$work/err")"; exit 1; }
+echo "ok: --max-dim bounds Range; consumers of data-dependent sizes are refused"
 echo "1 passed, 0 failed"

@@ -89,7 +89,7 @@ TEST(OpsTensorInfer, TopKNonZeroUnique) {
   OpGraph k0;
   k0.op("TopK", {k0.in("f32[10,N]"), k0.in("i64[1]")}, 2)->setAttr("axis", ai(0));
   ASSERT_EQ(k0.run(), "");
-  EXPECT_EQ(k0.type(0), "f32[?,N]");
+  EXPECT_EQ(k0.type(0), "f32[<=10,N]");  // K at run time: at most the axis
   OpGraph big;
   big.op("TopK", {big.in("f32[2,4]"), big.init(i64s({5}))}, 2);
   EXPECT_TRUE(contains(big.infer(), "K (5) is larger than the axis"));
@@ -99,19 +99,22 @@ TEST(OpsTensorInfer, TopKNonZeroUnique) {
   OpGraph u;
   u.op("Unique", {u.in("f32[2,6]")}, 4);
   ASSERT_EQ(u.run(), "");
-  EXPECT_EQ(u.type(0), "f32[?]");
+  EXPECT_EQ(u.type(0), "f32[<=12]");
+  EXPECT_EQ(u.type(1), "i64[<=12]");
   EXPECT_EQ(u.type(2), "i64[12]");
+  EXPECT_EQ(u.type(3), "i64[<=12]");
   OpGraph ua;
   ua.op("Unique", {ua.in("f32[2,6]")}, 4)->setAttr("axis", ai(-1));
   ASSERT_EQ(ua.run(), "");
-  EXPECT_EQ(ua.type(0), "f32[2,?]");
+  EXPECT_EQ(ua.type(0), "f32[2,<=6]");
+  EXPECT_EQ(ua.type(1), "i64[<=6]");
   EXPECT_EQ(ua.type(2), "i64[6]");
 }
 
 TEST(OpsTensorInfer, CompressCumSumReverseSequence) {
   OpGraph c;
   c.op("Compress", {c.in("f32[3,2]"), c.in("bool[3]")})->setAttr("axis", ai(0));
-  EXPECT_EQ(c.infer(), "f32[?,2]");
+  EXPECT_EQ(c.infer(), "f32[<=3,2]");
   OpGraph k;
   k.op("Compress",
        {k.in("f32[3,2]"), k.init(Tensor::fromVector<uint8_t>(DType::Bool, {2}, {0, 1}))});
@@ -195,7 +198,52 @@ TEST(OpsTensorInfer, GridSampleAffineGridRoiAlignNms) {
   EXPECT_EQ(r.infer(), "f32[R,C,5,1]");
   OpGraph n;
   n.op("NonMaxSuppression", {n.in("f32[1,6,4]"), n.in("f32[1,1,6]")});
-  EXPECT_EQ(n.infer(), "i64[?,3]");
+  EXPECT_EQ(n.infer(), "i64[<=0,3]");  // max_output_boxes_per_class defaults to 0
+}
+
+// Data-dependent sizes get a compile-time bound (docs/dynamic-shapes.md).
+TEST(OpsTensorInfer, DataDependentBounds) {
+  OpGraph nz;
+  nz.op("NonZero", {nz.in("f32[2,3,4]")});
+  EXPECT_EQ(nz.infer(), "i64[3,<=24]");
+  OpGraph nzk;  // a known input folds to a static count
+  nzk.op("NonZero", {nzk.init(f32s({0, 2, 0, 3}, {2, 2}))});
+  EXPECT_EQ(nzk.infer(), "i64[2,2]");
+  OpGraph c;  // no axis: the condition's length clipped to the element count
+  c.op("Compress", {c.in("f32[3,2]"), c.in("bool[4]")});
+  EXPECT_EQ(c.infer(), "f32[<=4]");
+  OpGraph cs;  // a short condition bounds the axis
+  cs.op("Compress", {cs.in("f32[3,5]"), cs.in("bool[2]")})->setAttr("axis", ai(-1));
+  EXPECT_EQ(cs.infer(), "f32[3,<=2]");
+  OpGraph cu;  // an unknown axis size and an unknown condition length: no bound
+  cu.op("Compress", {cu.in("f32[N,2]"), cu.in("bool[?]")})->setAttr("axis", ai(0));
+  EXPECT_EQ(cu.infer(), "f32[?,2]");
+  OpGraph m;  // a known max_output_boxes_per_class, clipped to the boxes
+  m.op("NonMaxSuppression", {m.in("f32[2,6,4]"), m.in("f32[2,3,6]"), m.init(i64s({2}))});
+  EXPECT_EQ(m.infer(), "i64[<=12,3]");
+  OpGraph mb;
+  mb.op("NonMaxSuppression", {mb.in("f32[2,6,4]"), mb.in("f32[2,3,6]"), mb.init(i64s({100}))});
+  EXPECT_EQ(mb.infer(), "i64[<=36,3]");
+  OpGraph mr;  // run-time max: every box of every class
+  mr.op("NonMaxSuppression", {mr.in("f32[1,5,4]"), mr.in("f32[1,2,5]"), mr.in("i64[1]")});
+  EXPECT_EQ(mr.infer(), "i64[<=10,3]");
+  OpGraph mbad;
+  mbad.op("NonMaxSuppression", {mbad.in("f32[1,5,3]"), mbad.in("f32[1,2,5]")});
+  EXPECT_TRUE(contains(mbad.infer(), "boxes must be [batches, boxes, 4]"));
+  OpGraph t;
+  t.op("TopK", {t.in("f32[3,7]"), t.in("i64[1]")}, 2);
+  ASSERT_EQ(t.run(), "");
+  EXPECT_EQ(t.type(0), "f32[3,<=7]");
+  EXPECT_EQ(t.type(1), "i64[3,<=7]");
+  OpGraph r;  // Range on run-time inputs has no bound
+  r.op("Range", {r.in("f32[]"), r.in("f32[]"), r.in("f32[]")});
+  EXPECT_EQ(r.infer(), "f32[?]");
+  OpGraph rh;  // ... unless --max-dim gives one
+  rh.op("Range", {rh.in("f32[]"), rh.in("f32[]"), rh.in("f32[]")});
+  InferOptions o;
+  o.maxDims[rh.node->output(0)->name()] = 50;
+  ASSERT_TRUE(inferShapes(rh.g, OpRegistry::builtin(), o, &rh.known).ok());
+  EXPECT_EQ(rh.type(), "f32[<=50]");
 }
 
 }  // namespace

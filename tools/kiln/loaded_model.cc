@@ -68,6 +68,12 @@ Expected<std::unique_ptr<LoadedModel>> LoadedModel::open(const std::string& dir)
   KILN_RETURN_IF_ERROR(m->resolve(m->setInput_, "_set_input"));
   KILN_RETURN_IF_ERROR(m->resolve(m->getOutput_, "_get_output"));
   KILN_RETURN_IF_ERROR(m->resolve(m->statusString_, "_status_string"));
+  // Run-time shapes of data-dependent outputs; artifacts from before them lack the symbols.
+  if (!m->resolve(m->runtimeShape_, "_output_runtime_shape").ok() ||
+      !m->resolve(m->runtimeBytes_, "_output_runtime_bytes").ok()) {
+    m->runtimeShape_ = nullptr;
+    m->runtimeBytes_ = nullptr;
+  }
   auto specs = [](int n, auto name, auto dtype, auto rank, auto shape, auto bytes) {
     std::vector<TensorSpec> out;
     for (int i = 0; i < n; ++i) {
@@ -117,6 +123,15 @@ Expected<HostTensor> LoadedModel::output(size_t index) const {
   t.data.resize(outputs_[index].bytes);
   int rc = getOutput_(ctx_, int(index), t.data.data(), t.data.size());
   if (rc != 0) return makeError("output '{}': {}", outputs_[index].name, statusString_(rc));
+  if (runtimeShape_ && runtimeBytes_) {
+    // A data-dependent output is packed at its run-time shape at the start of its buffer.
+    const int64_t* dims = runtimeShape_(ctx_, int(index));
+    size_t bytes = runtimeBytes_(ctx_, int(index));
+    if (!dims || bytes > t.data.size())
+      return makeError("output '{}': run-time shape out of range", outputs_[index].name);
+    t.dims.assign(dims, dims + t.dims.size());
+    t.data.resize(bytes);
+  }
   return t;
 }
 

@@ -44,7 +44,7 @@ class LoadedModel {
   Status createContext();
   Status setInput(size_t index, const HostTensor& t);
   Status run();
-  /// Copies output i out of the context.
+  /// Copies output i out of the context, at its run-time shape (data-dependent sizes).
   Expected<HostTensor> output(size_t index) const;
 
  private:
@@ -63,6 +63,8 @@ class LoadedModel {
   int (*setInput_)(void*, int, const void*, size_t) = nullptr;
   int (*getOutput_)(const void*, int, void*, size_t) = nullptr;
   const char* (*statusString_)(int) = nullptr;
+  const int64_t* (*runtimeShape_)(const void*, int) = nullptr;  // null: all shapes static
+  size_t (*runtimeBytes_)(const void*, int) = nullptr;
 };
 
 /// Maps KILN_DTYPE_* codes of the runtime to IR dtypes.

@@ -38,6 +38,10 @@ void CodegenArgs::addTo(CLI::App* cmd, bool withName) {
                   "Loops stop with a run-time error beyond this many iterations (default "
                   "1000000)")
       ->check(CLI::Range(int64_t(1), int64_t(1) << 62));
+  cmd->add_option("--max-dim", maxDims,
+                  "NAME=N: at most N for the data-decided dims of value NAME where no op bounds "
+                  "them (Range on run-time inputs); repeatable")
+      ->take_all();
 }
 
 Expected<CompileOptions> CodegenArgs::toOptions(const std::string& modelPath,
@@ -79,6 +83,17 @@ Expected<CompileOptions> CodegenArgs::toOptions(const std::string& modelPath,
       if (other.name == pool.name)
         return makeError("--memory-pool: pool '{}' is given twice", pool.name);
     o.memoryPools.push_back(std::move(pool));
+  }
+  for (const auto& spec : maxDims) {
+    auto eq = spec.rfind('=');
+    int64_t n = -1;
+    if (eq != std::string::npos && eq > 0) {
+      auto [end, ec] = std::from_chars(spec.data() + eq + 1, spec.data() + spec.size(), n);
+      if (ec != std::errc() || end != spec.data() + spec.size()) n = -1;
+    }
+    if (n < 0) return makeError("--max-dim '{}': expected NAME=N with N >= 0", spec);
+    if (!o.maxDims.emplace(spec.substr(0, eq), n).second)
+      return makeError("--max-dim: '{}' is given twice", spec.substr(0, eq));
   }
   return o;
 }
@@ -158,11 +173,11 @@ Expected<std::string> prepareArtifact(const ModelArgs& model, const CodegenArgs&
     auto exe = readFile("/proc/self/exe");
     return exe.ok() ? sha256Hex(*exe) : std::string();
   }();
-  std::string key = fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}", sha256Hex(bytes),
-                                KILN_VERSION, self, codegen.target, codegen.optLevel,
-                                codegen.name, codegen.weights, codegen.cxx,
-                                fmt::join(args.shapes, ";"), fmt::join(codegen.memoryPools, ";"),
-                                codegen.passes, codegen.fastMath, codegen.maxLoopIterations);
+  std::string key = fmt::format(
+      "{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}", sha256Hex(bytes), KILN_VERSION, self,
+      codegen.target, codegen.optLevel, codegen.name, codegen.weights, codegen.cxx,
+      fmt::join(args.shapes, ";"), fmt::join(codegen.memoryPools, ";"), codegen.passes,
+      codegen.fastMath, codegen.maxLoopIterations, fmt::join(codegen.maxDims, ";"));
   std::string hash = sha256Hex(key).substr(0, 32);
   fs::path dir = fs::path(cacheDir) / hash;
   if (isArtifactDir(dir.string())) return dir.string();

@@ -22,6 +22,7 @@ struct CodegenArgs {
   std::string passes;                    ///< --passes a,b,c instead of the -O pipeline
   bool fastMath = false;
   int64_t maxLoopIterations = 1000000;   ///< --max-loop-iterations
+  std::vector<std::string> maxDims;      ///< --max-dim NAME=N
   void addTo(CLI::App* cmd, bool withName);
   Expected<CompileOptions> toOptions(const std::string& modelPath, const std::string& outDir,
                                      const std::vector<std::string>& shapeFlags) const;

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -33,6 +34,8 @@ struct CompileOptions {
   /// Loop ops stop with KILN_ERR_DATA at run time beyond this many iterations (a trip count
   /// or condition from untrusted input must not hang the caller).
   int64_t maxLoopIterations = 1000000;
+  /// --max-dim NAME=N: bounds for data-dependent dims no op bounds (docs/dynamic-shapes.md).
+  std::map<std::string, int64_t> maxDims;
 };
 
 /// The arena plan of a compiled model, for reports and pictures.

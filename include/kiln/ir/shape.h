@@ -10,16 +10,23 @@
 
 namespace kiln {
 
-/// One dimension: a known size, a named symbol ("batch"), or unknown.
+/// One dimension: a known size, a named symbol ("batch"), a data-dependent size with a
+/// compile-time upper bound (NonZero's count: at most numel), or unknown.
 struct Dim {
   int64_t value = -1;  ///< >= 0 when static
   std::string symbol;  ///< non-empty when symbolic
+  int64_t bound = -1;  ///< >= 0 when data-dependent with this upper bound (value < 0)
 
   static Dim known(int64_t v) { return Dim{v, {}}; }
   static Dim named(std::string s) { return Dim{-1, std::move(s)}; }
   static Dim unknown() { return Dim{}; }
+  /// A size decided by the data at run time, never above `maxSize` (see docs/dynamic-shapes.md).
+  static Dim bounded(int64_t maxSize) { return Dim{-1, {}, maxSize < 0 ? 0 : maxSize}; }
   bool isStatic() const { return value >= 0; }
   bool isSymbolic() const { return value < 0 && !symbol.empty(); }
+  bool isBounded() const { return value < 0 && symbol.empty() && bound >= 0; }
+  /// The static size, or the bound of a data-dependent dim; -1 when neither is known.
+  int64_t upperBound() const { return isStatic() ? value : isBounded() ? bound : -1; }
   bool operator==(const Dim&) const = default;
 };
 
@@ -43,6 +50,14 @@ class Shape {
   std::vector<int64_t> staticDims() const;
   /// Element count, or nullopt if not static or the product overflows int64.
   std::optional<int64_t> numElements() const;
+  /// True when the rank is known, every dim is static or bounded, and at least one is bounded.
+  bool hasDataDependentDims() const;
+  /// Every dim static or bounded: the storage a buffer of this shape needs is known.
+  bool isBoundedOrStatic() const { return isStatic() || hasDataDependentDims(); }
+  /// Dims with bounded ones at their bound (valid when isBoundedOrStatic()).
+  std::vector<int64_t> upperBoundDims() const;
+  /// Element count at the bounds, or nullopt when some dim has no bound or it overflows.
+  std::optional<int64_t> upperBoundElements() const;
   bool operator==(const Shape&) const = default;
 
  private:

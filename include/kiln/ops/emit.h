@@ -45,6 +45,15 @@ class EmitContext {
   virtual std::string constArray(const std::vector<int64_t>& values) = 0;
   /// Emits a file-scope `static const float name[] = {...}` (bit-exact) and returns it.
   virtual std::string constFloatArray(const std::vector<float>& values) = 0;
+  /// `int64_t` lvalue expression for the run-time size of dim `dim` of output `out`, a
+  /// data-dependent dim (Dim::isBounded; buffers are sized by its bound). The op's code must
+  /// assign it on every run; the C API reports it (docs/dynamic-shapes.md). Empty when the
+  /// context cannot track run-time sizes.
+  virtual std::string runtimeDim(size_t out, size_t dim) {
+    (void)out;
+    (void)dim;
+    return {};
+  }
   /// An error naming the node being emitted.
   virtual Error unsupported(const std::string& what) = 0;
 };

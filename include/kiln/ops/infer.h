@@ -1,6 +1,9 @@
 // Whole-graph type and shape inference, evaluating compile-time-known shape subgraphs.
 #pragma once
 
+#include <map>
+#include <string>
+
 #include <unordered_map>
 
 #include "kiln/ir/graph.h"
@@ -15,6 +18,9 @@ using KnownValues = std::unordered_map<const Value*, Tensor>;
 struct InferOptions {
   /// Largest tensor (elements) evaluated during inference to resolve shapes.
   int64_t maxEvalElements = 1 << 16;
+  /// --max-dim: a bound for the dims of a value (by name) that the data decides, where no op
+  /// gives one (Range on run-time inputs); such dims become Dim::bounded.
+  std::map<std::string, int64_t> maxDims;
 };
 
 /// Infers dtype and shape of every value in the graph and its subgraphs, in node order.

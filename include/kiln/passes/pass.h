@@ -26,6 +26,8 @@ struct PassOptions {
   int64_t foldGrowthBytes = 64 * 1024;
   /// Largest tensor (elements) evaluated while resolving shapes during inference.
   int64_t maxEvalElements = 1 << 16;
+  /// --max-dim bounds for data-dependent dims, used whenever a pass re-infers types.
+  std::map<std::string, int64_t> maxDims;
 };
 
 /// What a pass sees besides the graph.
