@@ -8,15 +8,6 @@
 namespace kiln {
 namespace {
 
-// Ops whose every call differs (random generators) are never merged.
-bool isRandom(const Node& n) {
-  static const char* const kRandom[] = {"RandomNormal",     "RandomUniform", "RandomNormalLike",
-                                        "RandomUniformLike", "Bernoulli",    "Multinomial"};
-  for (const char* r : kRandom)
-    if (n.opType() == r) return true;
-  return false;
-}
-
 std::string tensorKey(const Tensor& t) {
   std::string k = fmt::format("{}[{}]", int(t.dtype()), fmt::join(t.dims(), ","));
   if (t.dtype() == DType::String) {

@@ -8,14 +8,6 @@
 namespace kiln {
 namespace {
 
-bool isRandom(const Node& n) {
-  static const char* const kRandom[] = {"RandomNormal",     "RandomUniform", "RandomNormalLike",
-                                        "RandomUniformLike", "Bernoulli",    "Multinomial"};
-  for (const char* r : kRandom)
-    if (n.opType() == r) return true;
-  return false;
-}
-
 class FoldConstantsPass final : public Pass {
  public:
   std::string_view name() const override { return "fold-constants"; }

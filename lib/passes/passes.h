@@ -28,6 +28,8 @@ bool isSplat(const Value* v, double x);
 Node* soleUser(const Value* v);
 /// True when the value's shape is fully static.
 bool isStatic(const Value* v);
+/// Random generators: every call differs, so they are never merged or folded.
+bool isRandom(const Node& n);
 /// Static dims of a value (call only when isStatic).
 std::vector<int64_t> dimsOf(const Value* v);
 

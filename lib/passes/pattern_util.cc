@@ -38,6 +38,15 @@ bool isStatic(const Value* v) {
 
 std::vector<int64_t> dimsOf(const Value* v) { return v->shape().staticDims(); }
 
+bool isRandom(const Node& n) {
+  static const char* const kRandom[] = {"RandomNormal",     "RandomUniform", "RandomNormalLike",
+                                        "RandomUniformLike", "Bernoulli",    "Multinomial"};
+  if (!n.domain().empty()) return false;
+  for (const char* r : kRandom)
+    if (n.opType() == r) return true;
+  return false;
+}
+
 }  // namespace kiln
 
 namespace kiln {

@@ -5,6 +5,7 @@
 #include <charconv>
 #include <climits>
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -167,11 +168,14 @@ Expected<std::string> prepareArtifact(const ModelArgs& model, const CodegenArgs&
     }
   }
   KILN_ASSIGN_OR_RETURN(std::string bytes, readFile(model.path));
-  // The compiler's own bytes are part of the key: a rebuilt kiln never reuses the artifacts
-  // of an older one with the same version string.
+  // The compiler itself is part of the key (its size, inode and modification time, cheaper
+  // than hashing its bytes on every run): a rebuilt kiln never reuses an older one's artifacts.
   static const std::string self = [] {
-    auto exe = readFile("/proc/self/exe");
-    return exe.ok() ? sha256Hex(*exe) : std::string();
+    std::error_code ec;
+    fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+    struct stat st {};
+    if (ec || ::stat(exe.c_str(), &st) != 0) return std::string();
+    return fmt::format("{}:{}:{}.{}", st.st_size, st.st_ino, st.st_mtim.tv_sec, st.st_mtim.tv_nsec);
   }();
   std::string key = fmt::format(
       "{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}", sha256Hex(bytes), KILN_VERSION, self,
