@@ -61,7 +61,8 @@ def main():
                 row[f"nodes_O{level}"] = rep["nodes_after"]
                 row[f"kernel_calls_O{level}"] = int(re.search(r"(\d+) kernel calls", text).group(1))
                 res = os.path.join(tmp, f"{name}-O{level}-out")
-                sh([a.kiln, "run", out, "-o", res] + ["-i", f"{k}={v}" for k, v in ins.items()])
+                sh([a.kiln, "run", out, "-o", res]
+                   + [arg for k, v in ins.items() for arg in ("-i", f"{k}={v}")])
                 outs[level] = [np.load(os.path.join(res, f)).astype(np.float64).ravel()
                                for f in sorted(os.listdir(res)) if f.endswith(".npy")]
             x = np.concatenate(outs[0])

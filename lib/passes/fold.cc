@@ -52,7 +52,8 @@ class FoldConstantsPass final : public Pass {
         repl.push_back(c);
       }
       for (const Value* out : n->outputs()) known.erase(out);
-      if (rw.replaceNode(n, repl)) rw.notePattern("fold " + n->opType());
+      std::string what = "fold " + n->opType();  // n is gone once replaced
+      if (rw.replaceNode(n, repl)) rw.notePattern(what);
     }
     std::vector<Value*> inits(g.initializers().begin(), g.initializers().end());
     for (Value* v : inits) rw.eraseInitializer(v);

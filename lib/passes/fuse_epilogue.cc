@@ -74,9 +74,10 @@ bool fuseActivation(Node& n, Rewriter& rw, const PassContext&, const std::string
     }
   }
   for (const auto& [k, v] : n.attributes()) attrs.emplace_back("activation_" + k, v);
+  std::string act = n.opType();  // n is gone once fused
   Node* f = fuse(p, n, slots(*p), rw);
-  if (!f) return rw.fail(pattern, n, "fusion failed");
-  f->setAttr(kActivationAttr, Attribute(n.opType()));
+  if (!f) return false;
+  f->setAttr(kActivationAttr, Attribute(act));
   for (auto& [k, v] : attrs) f->setAttr(k, std::move(v));
   return true;
 }
