@@ -55,8 +55,6 @@ class Rewriter {
   /// artifact's API: it can be replaced only by a node output of this graph that is not itself
   /// a graph output, which then takes over the name.
   bool canReplace(const Value* from, const Value* to) const;
-  /// Kept for patterns that replace a value by a new node's output: always possible.
-  bool replaceable(const Value*) const { return true; }
   /// Points every use of `from` (and the graph's outputs) at `to`; see canReplace.
   void replaceAllUses(Value* from, Value* to);
   /// Replaces the outputs of `n` (one replacement per output; null for an unused output)
