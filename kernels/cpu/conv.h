@@ -1,0 +1,184 @@
+// kiln optimized CPU kernels: f32 2-D convolution (NCHW; 1-D as H = 1).
+//  * conv2d_f32: implicit GEMM. Per image and group, Y[M, OH*OW] = W[M, C*kh*kw] * im2col(X),
+//    with im2col packed a block at a time straight into the GEMM's B panels (gemm.h); a 1x1
+//    stride-1 unpadded conv packs plain rows of X. The weights are the A operand, packed at
+//    compile time (conv2d_pack_weights).
+//  * depthwise_conv2d_f32: group == C == M, one filter per channel, vectorized along output
+//    rows (stride 1) with the epilogue applied per row.
+// Both take the epilogue of gemm.h (row_bias = the conv bias, per output channel; residual
+// with the output's layout) and split work over output channels / pixel blocks only.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+
+#include "gemm.h"
+
+namespace kiln_cpu {
+
+/// Shape of a 2-D convolution; pads are the begin pads (the end pads only shape OH/OW).
+struct Conv2dShape {
+  int64_t N, C, H, W;      // input
+  int64_t M, KH, KW;       // output channels, kernel
+  int64_t OH, OW;          // output spatial dims
+  int64_t SH, SW, DH, DW;  // strides, dilations
+  int64_t PH, PW;          // begin pads
+  int64_t group;
+};
+
+namespace conv_detail {
+
+/// Packs rows [k0, k0 + kc) x columns [p0, p0 + pc) of the im2col matrix of one image's
+/// channel group (x: [Cg, H, W]) into kNR-column panels, zero where the window leaves the
+/// input or past pc.
+inline void pack_im2col(const Conv2dShape& s, const float* x, int64_t k0, int64_t kc,
+                        int64_t p0, int64_t pc, float* dst) {
+  const int64_t taps = s.KH * s.KW, HW = s.H * s.W;
+  const bool pointwise = s.KH == 1 && s.KW == 1 && s.SH == 1 && s.SW == 1 && s.PH == 0 &&
+                         s.PW == 0 && s.OH == s.H && s.OW == s.W;
+  for (int64_t q = 0; q * kNR < pc; ++q) {
+    const int64_t pstart = p0 + q * kNR;
+    const int64_t cols = pc - q * kNR < kNR ? pc - q * kNR : kNR;
+    float* d = dst + q * kc * kNR;
+    for (int64_t k = k0; k < k0 + kc; ++k, d += kNR) {
+      const int64_t c = k / taps, r = k % taps, i = r / s.KW, j = r % s.KW;
+      const float* xc = x + c * HW;
+      if (pointwise) {
+        std::memcpy(d, xc + pstart, size_t(cols) * sizeof(float));
+        for (int64_t t = cols; t < kNR; ++t) d[t] = 0.0f;
+        continue;
+      }
+      int64_t oh = pstart / s.OW, ow = pstart % s.OW;
+      int64_t t = 0;
+      while (t < cols) {
+        // The run of this output row inside the panel.
+        const int64_t run = s.OW - ow < cols - t ? s.OW - ow : cols - t;
+        const int64_t ih = oh * s.SH - s.PH + i * s.DH;
+        if (ih < 0 || ih >= s.H) {
+          for (int64_t u = 0; u < run; ++u) d[t + u] = 0.0f;
+        } else {
+          const float* xr = xc + ih * s.W;
+          const int64_t base = j * s.DW - s.PW;
+          if (s.SW == 1) {
+            // iw = ow + u + base: valid for u in [lo, hi).
+            int64_t lo = -(ow + base), hi = s.W - (ow + base);
+            if (lo < 0) lo = 0;
+            if (hi > run) hi = run;
+            if (hi < lo) hi = lo;
+            for (int64_t u = 0; u < lo; ++u) d[t + u] = 0.0f;
+            if (hi > lo) std::memcpy(d + t + lo, xr + ow + lo + base, size_t(hi - lo) * sizeof(float));
+            for (int64_t u = hi; u < run; ++u) d[t + u] = 0.0f;
+          } else {
+            for (int64_t u = 0; u < run; ++u) {
+              const int64_t iw = (ow + u) * s.SW + base;
+              d[t + u] = iw >= 0 && iw < s.W ? xr[iw] : 0.0f;
+            }
+          }
+        }
+        t += run;
+        ow = 0;
+        ++oh;
+      }
+      for (; t < kNR; ++t) d[t] = 0.0f;
+    }
+  }
+}
+
+}  // namespace conv_detail
+
+/// Scratch floats conv2d_f32 needs for `threads` threads.
+inline int64_t conv2d_scratch_floats(int threads) { return kGemmPackFloats * threads; }
+
+/// Floats of the packed weights of conv2d_f32: per group, pack_a of its [M/G, C/G*KH*KW] rows.
+inline int64_t conv2d_packed_weight_floats(const Conv2dShape& s) {
+  return s.group * packed_a_floats(s.M / s.group, s.C / s.group * s.KH * s.KW);
+}
+
+/// Packs conv weights w [M, C/group, KH, KW] for conv2d_f32 (done at compile time).
+inline void conv2d_pack_weights(const Conv2dShape& s, const float* w, float* dst) {
+  const int64_t G = s.group, Mg = s.M / G, K = s.C / G * s.KH * s.KW;
+  for (int64_t g = 0; g < G; ++g) pack_a(w + g * Mg * K, K, Mg, K, dst + g * packed_a_floats(Mg, K));
+}
+
+/// Y = conv(X, W) + bias, then the epilogue (residual, activation). x [N, C, H, W], w_packed
+/// from conv2d_pack_weights, bias [M] or null, y [N, M, OH, OW]. e.row_bias must be null (the
+/// bias is the conv's own); e.residual has y's layout.
+template <class Act>
+inline void conv2d_f32(const Conv2dShape& s, const float* x, const float* w_packed,
+                       const float* bias, float* y, const Epilogue<Act>& e, float* scratch,
+                       ThreadPool* pool) {
+  const int64_t G = s.group, Cg = s.C / G, Mg = s.M / G;
+  const int64_t K = Cg * s.KH * s.KW, P = s.OH * s.OW;
+  for (int64_t n = 0; n < s.N; ++n)
+    for (int64_t g = 0; g < G; ++g) {
+      const float* xg = x + (n * s.C + g * Cg) * s.H * s.W;
+      const int64_t yoff = (n * s.M + g * Mg) * P;
+      Epilogue<Act> eg = e;
+      eg.row_bias = bias ? bias + g * Mg : nullptr;
+      eg.residual = e.residual ? e.residual + yoff : nullptr;
+      eg.ld_residual = P;
+      gemm_packed_a(
+          Mg, P, K, w_packed + g * packed_a_floats(Mg, K),
+          [&](int64_t k0, int64_t kc, int64_t p0, int64_t pc, float* buf) {
+            conv_detail::pack_im2col(s, xg, k0, kc, p0, pc, buf);
+            return Panels{buf, kc * kNR};
+          },
+          y + yoff, P, eg, scratch, pool);
+    }
+}
+
+/// Depthwise: group == C == M. Same arguments as conv2d_f32; needs no scratch.
+template <class Act>
+inline void depthwise_conv2d_f32(const Conv2dShape& s, const float* x, const float* w,
+                                 const float* bias, float* y, const Epilogue<Act>& e,
+                                 ThreadPool* pool) {
+  constexpr int L = V::kLanes;
+  const int64_t HW = s.H * s.W, P = s.OH * s.OW, taps = s.KH * s.KW;
+  parallel_for(pool, s.N * s.C, [&](int64_t unit, int) {
+    const int64_t c = unit % s.C;
+    const float* xc = x + unit * HW;
+    const float* wc = w + c * taps;
+    float* yc = y + unit * P;
+    const float* rc = e.residual ? e.residual + unit * P : nullptr;
+    const float b = bias ? bias[c] : 0.0f;
+    for (int64_t oh = 0; oh < s.OH; ++oh) {
+      float* yr = yc + oh * s.OW;
+      for (int64_t ow = 0; ow < s.OW; ++ow) yr[ow] = 0.0f;
+      for (int64_t i = 0; i < s.KH; ++i) {
+        const int64_t ih = oh * s.SH - s.PH + i * s.DH;
+        if (ih < 0 || ih >= s.H) continue;
+        const float* xr = xc + ih * s.W;
+        for (int64_t j = 0; j < s.KW; ++j) {
+          const float wv = wc[i * s.KW + j];
+          const int64_t base = j * s.DW - s.PW;
+          // ow valid when 0 <= ow * SW + base < W.
+          int64_t lo = base >= 0 ? 0 : (-base + s.SW - 1) / s.SW;
+          int64_t hi = s.W - 1 - base < 0 ? 0 : (s.W - 1 - base) / s.SW + 1;
+          if (hi > s.OW) hi = s.OW;
+          if (lo >= hi) continue;
+          if (s.SW == 1) {
+            const V::R wr = V::set1(wv);
+            int64_t ow = lo;
+            for (; ow + L <= hi; ow += L)
+              V::store(yr + ow, V::fma(wr, V::load(xr + ow + base), V::load(yr + ow)));
+            if (ow < hi) {
+              const int n = int(hi - ow);
+              V::store(yr + ow, V::fma(wr, V::load(xr + ow + base, n), V::load(yr + ow, n)), n);
+            }
+          } else {
+            for (int64_t ow = lo; ow < hi; ++ow) yr[ow] += wv * xr[ow * s.SW + base];
+          }
+        }
+      }
+      const float* rr = rc ? rc + oh * s.OW : nullptr;
+      for (int64_t ow = 0; ow < s.OW; ++ow) {
+        float v = yr[ow];
+        if (bias) v += b;
+        if (rr) v += rr[ow];
+        yr[ow] = e.act(v);
+      }
+    }
+  });
+}
+
+}  // namespace kiln_cpu

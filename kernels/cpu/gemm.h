@@ -1,0 +1,316 @@
+// kiln optimized CPU kernels: f32 GEMM. A register-blocked microkernel (kMR rows x kNR
+// columns of accumulators: 12x32 on AVX-512, 6x16 on AVX2, 4x8 portable) over B packed into
+// column panels, a cache-blocked driver, and a fused epilogue (row bias, column bias, residual,
+// activation) applied to each finished tile while it is still in registers.
+//
+// Layouts:
+//  * A is row-major with k contiguous: element (m, k) at a[m * lda + k]. Conv weights [M, C, kh,
+//    kw] are already in this form (lda = C * kh * kw).
+//  * B is read through panels: panel j holds columns [j * kNR, (j + 1) * kNR) of a block of
+//    rows, row after row ([rows][kNR], columns past N zero). Constant B (MatMul/Gemm weights) is
+//    packed so at compile time (pack_b_panels, the same function the compiler calls); other B
+//    is packed per block at run time into scratch.
+//
+// Summation order: per output element, k ascending within blocks of kKC, the blocks summed in
+// order. Work is split over output tiles only, so results do not depend on the thread count.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+
+#include "kiln_ref/activation.h"
+#include "kiln_ref/epilogue.h"
+#include "parallel.h"
+#include "simd.h"
+
+namespace kiln_cpu {
+
+constexpr int kNR = 2 * V::kLanes;
+constexpr int kMR = V::kRegisters == 32 ? 12 : (V::kLanes == 8 ? 6 : 4);
+constexpr int64_t kKC = 256;           // rows of B per packed block (a panel: 32 KiB on AVX-512)
+constexpr int64_t kNC = 8 * kNR;       // columns of B per packed block
+constexpr int64_t kMC = 16 * kMR;      // rows of A per work unit when M is split
+
+/// Bytes of run-time packing scratch one thread needs (one kKC x kNC block).
+constexpr int64_t kGemmPackFloats = kKC * kNC;
+
+/// What the epilogue adds to a finished tile, in this order: row_bias[m] (per output row, e.g.
+/// a conv's per-channel bias), col_bias[n] (a Gemm bias row), residual (same layout as C with
+/// leading dimension ld_residual), then the activation. Null pointers are skipped.
+template <class Act>
+struct Epilogue {
+  Act act;
+  const float* row_bias = nullptr;
+  const float* col_bias = nullptr;
+  const float* residual = nullptr;
+  int64_t ld_residual = 0;
+};
+
+template <class Act>
+inline Epilogue<Act> make_epilogue(Act act, const float* row_bias, const float* col_bias,
+                                   const float* residual, int64_t ld_residual) {
+  return Epilogue<Act>{act, row_bias, col_bias, residual, ld_residual};
+}
+
+/// Activations applied in registers; others run as scalar code over the stored tile.
+template <class Act>
+struct ActInRegister {
+  static constexpr bool kYes = false;
+  static V::R apply(const Act&, V::R v) { return v; }
+};
+template <>
+struct ActInRegister<kiln_ref::NoActivation> {
+  static constexpr bool kYes = true;
+  static V::R apply(const kiln_ref::NoActivation&, V::R v) { return v; }
+};
+template <>
+struct ActInRegister<kiln_ref::Relu> {
+  static constexpr bool kYes = true;
+  // max(0, x) returns x for NaN and for -0, like kiln_ref::Relu.
+  static V::R apply(const kiln_ref::Relu&, V::R v) { return V::max(V::zero(), v); }
+};
+template <>
+struct ActInRegister<kiln_ref::Clip<float>> {
+  static constexpr bool kYes = true;
+  static V::R apply(const kiln_ref::Clip<float>& c, V::R v) {
+    return V::min(V::set1(c.hi), V::max(V::set1(c.lo), v));
+  }
+};
+
+namespace gemm_detail {
+
+/// One output row's two accumulator vectors through the epilogue and into c.
+template <class Act>
+inline void finish_row(V::R v0, V::R v1, float* c, int cols, bool accumulate, bool last,
+                       const Epilogue<Act>& e, int64_t m, int64_t n) {
+  constexpr int L = V::kLanes;
+  const int c0 = cols < L ? cols : L, c1 = cols > L ? cols - L : 0;
+  if (accumulate) {
+    v0 = V::add(V::load(c, c0), v0);
+    v1 = V::add(V::load(c + L, c1), v1);
+  }
+  if (last) {
+    if (e.row_bias) {
+      const V::R rb = V::set1(e.row_bias[m]);
+      v0 = V::add(v0, rb);
+      v1 = V::add(v1, rb);
+    }
+    if (e.col_bias) {
+      v0 = V::add(v0, V::load(e.col_bias + n, c0));
+      v1 = V::add(v1, V::load(e.col_bias + n + L, c1));
+    }
+    if (e.residual) {
+      const float* r = e.residual + m * e.ld_residual + n;
+      v0 = V::add(v0, V::load(r, c0));
+      v1 = V::add(v1, V::load(r + L, c1));
+    }
+    v0 = ActInRegister<Act>::apply(e.act, v0);
+    v1 = ActInRegister<Act>::apply(e.act, v1);
+  }
+  if (cols == kNR) {
+    V::store(c, v0);
+    V::store(c + L, v1);
+  } else {
+    V::store(c, v0, c0);
+    V::store(c + L, v1, c1);
+  }
+  if (last && !ActInRegister<Act>::kYes)
+    for (int j = 0; j < cols; ++j) c[j] = e.act(c[j]);
+}
+
+/// C[0:R, 0:cols] (+)= A[0:R, 0:kc] * B[0:kc, 0:cols] from a packed A strip (ap[k * kMR + r])
+/// and a B panel (bp[k * kNR + col]). accumulate: add to what C holds (a later k block);
+/// last: the final k block, apply the epilogue. (m, n): the tile's origin in the whole output.
+template <int R, class Act>
+inline void micro(int64_t kc, const float* ap, const float* bp, float* c, int64_t ldc, int cols,
+                  bool accumulate, bool last, const Epilogue<Act>& e, int64_t m, int64_t n) {
+  constexpr int L = V::kLanes;
+  // The row loops must unroll fully so the accumulators live in registers.
+  V::R acc0[R], acc1[R];
+  KILN_CPU_UNROLL
+  for (int r = 0; r < R; ++r) acc0[r] = acc1[r] = V::zero();
+  for (int64_t k = 0; k < kc; ++k) {
+    const V::R b0 = V::load(bp), b1 = V::load(bp + L);
+    KILN_CPU_UNROLL
+    for (int r = 0; r < R; ++r) {
+      const V::R av = V::set1(ap[r]);
+      acc0[r] = V::fma(av, b0, acc0[r]);
+      acc1[r] = V::fma(av, b1, acc1[r]);
+    }
+    ap += kMR;
+    bp += kNR;
+  }
+  KILN_CPU_UNROLL
+  for (int r = 0; r < R; ++r)
+    finish_row(acc0[r], acc1[r], c + r * ldc, cols, accumulate, last, e, m + r, n);
+}
+
+template <int R, class Act>
+inline void micro_rows(int rows, int64_t kc, const float* ap, const float* bp, float* c,
+                       int64_t ldc, int cols, bool accumulate, bool last, const Epilogue<Act>& e,
+                       int64_t m, int64_t n) {
+  if constexpr (R > 1) {
+    if (rows < R)
+      return micro_rows<R - 1>(rows, kc, ap, bp, c, ldc, cols, accumulate, last, e, m, n);
+  }
+  micro<R>(kc, ap, bp, c, ldc, cols, accumulate, last, e, m, n);
+}
+
+}  // namespace gemm_detail
+
+/// Packs rows [k0, k0 + kc) and columns [n0, n0 + nc) of a row-major B (element (k, n) at
+/// b[k * ldb + n]) into panels of kNR columns: dst[(j * kc + k) * kNR + col], zero past nc.
+inline void pack_b_rows(const float* b, int64_t ldb, int64_t k0, int64_t kc, int64_t n0,
+                        int64_t nc, float* dst) {
+  for (int64_t j = 0; j * kNR < nc; ++j) {
+    const int64_t cols = nc - j * kNR < kNR ? nc - j * kNR : kNR;
+    float* d = dst + j * kc * kNR;
+    const float* s = b + k0 * ldb + n0 + j * kNR;
+    for (int64_t k = 0; k < kc; ++k, d += kNR, s += ldb) {
+      std::memcpy(d, s, size_t(cols) * sizeof(float));
+      for (int64_t t = cols; t < kNR; ++t) d[t] = 0.0f;
+    }
+  }
+}
+
+/// Floats pack_b_panels writes for a K x N matrix.
+inline int64_t packed_b_floats(int64_t K, int64_t N) { return (N + kNR - 1) / kNR * kNR * K; }
+
+/// Packs a whole row-major K x N matrix into full-height panels: panel j (columns j * kNR ...)
+/// is [K][kNR] at dst + j * K * kNR. Used at compile time for constant B.
+inline void pack_b_panels(const float* b, int64_t K, int64_t N, float* dst) {
+  pack_b_rows(b, N, 0, K, 0, N, dst);
+}
+
+/// Floats of a packed A (strips of kMR rows, each [K][kMR]), rounded up to 64 bytes.
+inline int64_t packed_a_floats(int64_t M, int64_t K) {
+  return ((M + kMR - 1) / kMR * kMR * K + 15) / 16 * 16;
+}
+
+/// Packs strips [s0, s1) of a row-major A (element (m, k) at a[m * lda + k]): strip s holds
+/// rows [s * kMR, s * kMR + kMR) as dst[s * K * kMR + k * kMR + r], zero past M.
+inline void pack_a_strips(const float* a, int64_t lda, int64_t M, int64_t K, int64_t s0,
+                          int64_t s1, float* dst) {
+  for (int64_t s = s0; s < s1; ++s) {
+    float* d = dst + s * K * kMR;
+    const int64_t rows = M - s * kMR < kMR ? M - s * kMR : kMR;
+    for (int64_t r = 0; r < kMR; ++r) {
+      if (r < rows) {
+        const float* src = a + (s * kMR + r) * lda;
+        for (int64_t k = 0; k < K; ++k) d[k * kMR + r] = src[k];
+      } else {
+        for (int64_t k = 0; k < K; ++k) d[k * kMR + r] = 0.0f;
+      }
+    }
+  }
+}
+
+/// Packs a whole A; used at compile time for constant A (conv weights).
+inline void pack_a(const float* a, int64_t lda, int64_t M, int64_t K, float* dst) {
+  pack_a_strips(a, lda, M, K, 0, (M + kMR - 1) / kMR, dst);
+}
+
+/// A block of B as panels: panel j of the block at p + j * stride.
+struct Panels {
+  const float* p;
+  int64_t stride;
+};
+
+/// The blocked driver: C[M, N] = A[M, K] * B[K, N], then the epilogue. `ap` is A packed
+/// (pack_a); B comes from `panel(k0, kc, n0, nc, buf)`, which returns the block of rows
+/// [k0, k0 + kc) x columns [n0, n0 + nc) as panels, packing into buf (kGemmPackFloats floats
+/// of this thread's scratch) when it must. Work units are column blocks x row chunks.
+template <class Act, class PanelFn>
+inline void gemm_packed_a(int64_t M, int64_t N, int64_t K, const float* ap, PanelFn panel,
+                          float* c, int64_t ldc, const Epilogue<Act>& e, float* scratch,
+                          ThreadPool* pool) {
+  if (M <= 0 || N <= 0) return;
+  const int64_t n_blocks = (N + kNC - 1) / kNC;
+  const int threads = pool ? pool->size() : 1;
+  // Enough units for every thread: split M too when there are few column blocks.
+  int64_t m_chunk = (M + kMR - 1) / kMR * kMR;
+  if (n_blocks < 4 * threads && M > kMC) {
+    const int64_t want = (4 * threads + n_blocks - 1) / n_blocks;
+    m_chunk = ((M + want - 1) / want + kMR - 1) / kMR * kMR;
+    if (m_chunk < kMC) m_chunk = kMC;
+  }
+  const int64_t m_blocks = (M + m_chunk - 1) / m_chunk;
+  parallel_for(pool, n_blocks * m_blocks, [&](int64_t unit, int tid) {
+    const int64_t n0 = (unit / m_blocks) * kNC, mb0 = (unit % m_blocks) * m_chunk;
+    const int64_t nc = N - n0 < kNC ? N - n0 : kNC;
+    const int64_t mb1 = M < mb0 + m_chunk ? M : mb0 + m_chunk;
+    float* buf = scratch ? scratch + int64_t(tid) * kGemmPackFloats : nullptr;
+    // K == 0 runs once with kc == 0: the epilogue of zeros.
+    for (int64_t k0 = 0; k0 < K || k0 == 0; k0 += kKC) {
+      const int64_t kc = K - k0 < kKC ? K - k0 : kKC;
+      const bool accumulate = k0 > 0, last = k0 + kc >= K;
+      const Panels bp = panel(k0, kc, n0, nc, buf);
+      for (int64_t j = 0; j < nc; j += kNR) {
+        const int cols = int(nc - j < kNR ? nc - j : kNR);
+        const float* bj = bp.p + (j / kNR) * bp.stride;
+        for (int64_t m = mb0; m < mb1; m += kMR) {
+          const int rows = int(mb1 - m < kMR ? mb1 - m : kMR);
+          gemm_detail::micro_rows<kMR>(rows, kc, ap + (m * K + k0 * kMR), bj,
+                                       c + m * ldc + n0 + j, ldc, cols, accumulate, last, e, m,
+                                       n0 + j);
+        }
+      }
+      if (K == 0) break;
+    }
+  });
+}
+
+/// Scratch floats gemm_f32 needs (packed A, then one B block per thread).
+inline int64_t gemm_f32_scratch_floats(int64_t M, int64_t K, int threads) {
+  return packed_a_floats(M, K) + kGemmPackFloats * threads;
+}
+
+/// Scratch floats gemm_f32_packed_b needs (packed A).
+inline int64_t gemm_f32_packed_b_scratch_floats(int64_t M, int64_t K) {
+  return packed_a_floats(M, K);
+}
+
+namespace gemm_detail {
+inline void pack_a_parallel(const float* a, int64_t lda, int64_t M, int64_t K, float* dst,
+                            ThreadPool* pool) {
+  const int64_t strips = (M + kMR - 1) / kMR;
+  const int64_t per = 8;
+  parallel_for(pool, (strips + per - 1) / per, [&](int64_t u, int) {
+    const int64_t s1 = (u + 1) * per < strips ? (u + 1) * per : strips;
+    pack_a_strips(a, lda, M, K, u * per, s1, dst);
+  });
+}
+}  // namespace gemm_detail
+
+/// C = A * B (+ epilogue), A row-major (lda), B row-major K x N (ldb), both packed at run time
+/// into scratch (gemm_f32_scratch_floats).
+template <class Act>
+inline void gemm_f32(int64_t M, int64_t N, int64_t K, const float* a, int64_t lda,
+                     const float* b, int64_t ldb, float* c, int64_t ldc, const Epilogue<Act>& e,
+                     float* scratch, ThreadPool* pool) {
+  gemm_detail::pack_a_parallel(a, lda, M, K, scratch, pool);
+  gemm_packed_a(
+      M, N, K, scratch,
+      [&](int64_t k0, int64_t kc, int64_t n0, int64_t nc, float* buf) {
+        pack_b_rows(b, ldb, k0, kc, n0, nc, buf);
+        return Panels{buf, kc * kNR};
+      },
+      c, ldc, e, scratch + packed_a_floats(M, K), pool);
+}
+
+/// C = A * B (+ epilogue) with B packed by pack_b_panels (K rows, N columns); A is packed at
+/// run time into scratch (gemm_f32_packed_b_scratch_floats).
+template <class Act>
+inline void gemm_f32_packed_b(int64_t M, int64_t N, int64_t K, const float* a, int64_t lda,
+                              const float* b_panels, float* c, int64_t ldc,
+                              const Epilogue<Act>& e, float* scratch, ThreadPool* pool) {
+  gemm_detail::pack_a_parallel(a, lda, M, K, scratch, pool);
+  gemm_packed_a(
+      M, N, K, scratch,
+      [&](int64_t k0, int64_t, int64_t n0, int64_t, float*) {
+        return Panels{b_panels + (n0 / kNR * K + k0) * kNR, K * kNR};
+      },
+      c, ldc, e, nullptr, pool);
+}
+
+}  // namespace kiln_cpu

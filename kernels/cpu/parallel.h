@@ -1,0 +1,145 @@
+// kiln optimized CPU kernels: the thread pool of a generated model's context. Created once
+// (at create or {P}_set_threads), never during a run; a run hands each parallel kernel's work
+// units to the pool's threads and the calling thread, which all take units from one counter.
+// Kernels split work only over independent outputs and use per-thread scratch only as a
+// temporary, so which thread computes a unit never changes its result: outputs are
+// bit-identical at any thread count.
+#pragma once
+
+#include <pthread.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <mutex>
+
+namespace kiln_cpu {
+
+class ThreadPool {
+ public:
+  static constexpr int kMaxThreads = 64;
+
+  ThreadPool() = default;
+  ThreadPool(const ThreadPool&) = delete;
+  ThreadPool& operator=(const ThreadPool&) = delete;
+  ~ThreadPool() { stop(); }
+
+  /// Starts threads - 1 workers (the caller of run is the last one). False when the system
+  /// cannot create them; the pool then runs everything on the caller.
+  bool start(int threads) {
+    stop();
+    if (threads < 1) threads = 1;
+    if (threads > kMaxThreads) threads = kMaxThreads;
+    quit_ = false;
+    generation_ = 0;
+    for (int t = 1; t < threads; ++t) {
+      args_[t - 1] = Arg{this, t};
+      if (pthread_create(&workers_[t - 1], nullptr, &ThreadPool::main, &args_[t - 1]) != 0) {
+        stop();
+        return false;
+      }
+      started_ = t;
+    }
+    size_ = threads;
+    return true;
+  }
+
+  void stop() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      quit_ = true;
+    }
+    wake_.notify_all();
+    for (int t = 0; t < started_; ++t) pthread_join(workers_[t], nullptr);
+    started_ = 0;
+    size_ = 1;
+  }
+
+  int size() const { return size_; }
+
+  /// Calls f(unit, thread) for unit in [0, units), thread in [0, size()).
+  template <class F>
+  void run(int64_t units, F& f) {
+    if (size_ == 1 || units <= 1) {
+      for (int64_t u = 0; u < units; ++u) f(u, 0);
+      return;
+    }
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      job_ = &f;
+      invoke_ = [](const void* job, int64_t u, int t) {
+        (*static_cast<F*>(const_cast<void*>(job)))(u, t);
+      };
+      units_ = units;
+      next_.store(0, std::memory_order_relaxed);
+      busy_ = size_ - 1;
+      ++generation_;
+    }
+    wake_.notify_all();
+    work(0);
+    std::unique_lock<std::mutex> lock(mu_);
+    done_.wait(lock, [&] { return busy_ == 0; });
+    job_ = nullptr;
+  }
+
+ private:
+  struct Arg {
+    ThreadPool* pool;
+    int id;
+  };
+
+  static void* main(void* arg) {
+    const Arg* a = static_cast<const Arg*>(arg);
+    a->pool->loop(a->id);
+    return nullptr;
+  }
+
+  // Generations count jobs from 0 at start(), so a worker that starts late still sees the
+  // job posted before it ran.
+  void loop(int id) {
+    uint64_t seen = 0;
+    for (;;) {
+      {
+        std::unique_lock<std::mutex> lock(mu_);
+        wake_.wait(lock, [&] { return quit_ || generation_ != seen; });
+        if (quit_) return;
+        seen = generation_;
+      }
+      work(id);
+      std::lock_guard<std::mutex> lock(mu_);
+      if (--busy_ == 0) done_.notify_one();
+    }
+  }
+
+  void work(int id) {
+    for (;;) {
+      const int64_t u = next_.fetch_add(1, std::memory_order_relaxed);
+      if (u >= units_) return;
+      invoke_(job_, u, id);
+    }
+  }
+
+  std::mutex mu_;
+  std::condition_variable wake_, done_;
+  const void* job_ = nullptr;
+  void (*invoke_)(const void*, int64_t, int) = nullptr;
+  int64_t units_ = 0;
+  std::atomic<int64_t> next_{0};
+  int busy_ = 0, size_ = 1, started_ = 0;
+  uint64_t generation_ = 0;
+  bool quit_ = false;
+  pthread_t workers_[kMaxThreads] = {};
+  Arg args_[kMaxThreads] = {};
+};
+
+/// Runs f(unit, thread) over [0, units) on the pool (serially without one).
+template <class F>
+inline void parallel_for(ThreadPool* pool, int64_t units, F f) {
+  if (!pool) {
+    for (int64_t u = 0; u < units; ++u) f(u, 0);
+    return;
+  }
+  pool->run(units, f);
+}
+
+}  // namespace kiln_cpu
