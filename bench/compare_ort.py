@@ -3,7 +3,7 @@
 
 Usage: /usr/bin/python3 bench/compare_ort.py [--kiln KILN] [--models-dir DIR] [--models a,b]
            [--threads 1,2] [--rounds R] [--iters N] [--json FILE]
-For each model it compiles once with kiln (not timed), then runs R rounds; each round runs
+For each model and thread count it compiles with kiln --threads T (not timed), then runs R rounds; each round runs
 `kiln bench --json` and `node bench/ort_bench.js` (graphOptimizationLevel all, same thread count)
 one after the other, alternating which goes first. The figure per side is the median of the
 per-round medians; ratio = ORT / kiln (above 1: kiln is faster). First-run latency is the median
@@ -45,17 +45,18 @@ def main():
         for name in args.models.split(","):
             file, flags, _, _, _ = MODELS[name]
             model = file if os.path.isabs(file) else os.path.join(args.models_dir, file)
-            out = os.path.join(tmp, name)
-            proc = subprocess.run([args.kiln, "compile", model, "-o", out] + flags,
-                                  capture_output=True, text=True)
-            if proc.returncode != 0:
-                print(f"{name}: kiln compile failed: {proc.stderr.strip()}")
-                rows.append({"model": name, "error": proc.stderr.strip()})
-                continue
             shape_flags = [f for f in flags]
             for threads in [int(t) for t in args.threads.split(",")]:
-                kiln_cmd = [args.kiln, "bench", out, "--json", "--iters", str(args.iters),
-                            "--threads", str(threads)]
+                # The thread count is compiled in (the context's pool); one artifact each.
+                out = os.path.join(tmp, f"{name}-t{threads}")
+                proc = subprocess.run([args.kiln, "compile", model, "-o", out,
+                                       "--threads", str(threads)] + flags,
+                                      capture_output=True, text=True)
+                if proc.returncode != 0:
+                    print(f"{name}: kiln compile failed: {proc.stderr.strip()}")
+                    rows.append({"model": name, "error": proc.stderr.strip()})
+                    continue
+                kiln_cmd = [args.kiln, "bench", out, "--json", "--iters", str(args.iters)]
                 ort_cmd = ["node", os.path.join(REPO, "bench", "ort_bench.js"), model,
                            "--iters", str(args.iters), "--threads", str(threads)] + shape_flags
                 k_med, o_med, k_first, o_first = [], [], [], []

@@ -33,53 +33,63 @@ namespace conv_detail {
 /// input or past pc.
 inline void pack_im2col(const Conv2dShape& s, const float* x, int64_t k0, int64_t kc,
                         int64_t p0, int64_t pc, float* dst) {
-  const int64_t taps = s.KH * s.KW, HW = s.H * s.W;
+  const int64_t HW = s.H * s.W;
   const bool pointwise = s.KH == 1 && s.KW == 1 && s.SH == 1 && s.SW == 1 && s.PH == 0 &&
                          s.PW == 0 && s.OH == s.H && s.OW == s.W;
-  for (int64_t q = 0; q * kNR < pc; ++q) {
-    const int64_t pstart = p0 + q * kNR;
-    const int64_t cols = pc - q * kNR < kNR ? pc - q * kNR : kNR;
-    float* d = dst + q * kc * kNR;
-    for (int64_t k = k0; k < k0 + kc; ++k, d += kNR) {
-      const int64_t c = k / taps, r = k % taps, i = r / s.KW, j = r % s.KW;
-      const float* xc = x + c * HW;
+  const int64_t panels = (pc + kNR - 1) / kNR;
+  // Each panel's first output pixel, as (row, column): no division in the loops below.
+  int64_t oh0[kNC / kNR], ow0[kNC / kNR];
+  for (int64_t q = 0; q < panels; ++q) {
+    oh0[q] = (p0 + q * kNR) / s.OW;
+    ow0[q] = (p0 + q * kNR) % s.OW;
+  }
+  // Row k of im2col is input channel c, kernel tap (i, j); stepped, not divided.
+  int64_t c = k0 / (s.KH * s.KW), i = (k0 / s.KW) % s.KH, j = k0 % s.KW;
+  for (int64_t k = 0; k < kc; ++k) {
+    const float* xc = x + c * HW;
+    const int64_t base = j * s.DW - s.PW;
+    for (int64_t q = 0; q < panels; ++q) {
+      float* d = dst + (q * kc + k) * kNR;
+      const int64_t cols = pc - q * kNR < kNR ? pc - q * kNR : kNR;
       if (pointwise) {
-        std::memcpy(d, xc + pstart, size_t(cols) * sizeof(float));
-        for (int64_t t = cols; t < kNR; ++t) d[t] = 0.0f;
+        copy_floats(d, xc + p0 + q * kNR, cols);
+        zero_floats(d + cols, kNR - cols);
         continue;
       }
-      int64_t oh = pstart / s.OW, ow = pstart % s.OW;
-      int64_t t = 0;
+      int64_t oh = oh0[q], ow = ow0[q], t = 0;
       while (t < cols) {
         // The run of this output row inside the panel.
         const int64_t run = s.OW - ow < cols - t ? s.OW - ow : cols - t;
         const int64_t ih = oh * s.SH - s.PH + i * s.DH;
         if (ih < 0 || ih >= s.H) {
-          for (int64_t u = 0; u < run; ++u) d[t + u] = 0.0f;
+          zero_floats(d + t, run);
         } else {
           const float* xr = xc + ih * s.W;
-          const int64_t base = j * s.DW - s.PW;
-          if (s.SW == 1) {
-            // iw = ow + u + base: valid for u in [lo, hi).
-            int64_t lo = -(ow + base), hi = s.W - (ow + base);
-            if (lo < 0) lo = 0;
-            if (hi > run) hi = run;
-            if (hi < lo) hi = lo;
-            for (int64_t u = 0; u < lo; ++u) d[t + u] = 0.0f;
-            if (hi > lo) std::memcpy(d + t + lo, xr + ow + lo + base, size_t(hi - lo) * sizeof(float));
-            for (int64_t u = hi; u < run; ++u) d[t + u] = 0.0f;
-          } else {
-            for (int64_t u = 0; u < run; ++u) {
-              const int64_t iw = (ow + u) * s.SW + base;
-              d[t + u] = iw >= 0 && iw < s.W ? xr[iw] : 0.0f;
-            }
-          }
+          // iw = (ow + u) * SW + base: valid for u in [lo, hi).
+          const int64_t first = ow * s.SW + base;
+          int64_t lo = first >= 0 ? 0 : (-first + s.SW - 1) / s.SW;
+          int64_t hi = s.W - 1 - first < 0 ? 0 : (s.W - 1 - first) / s.SW + 1;
+          if (hi > run) hi = run;
+          if (lo > hi) lo = hi;
+          zero_floats(d + t, lo);
+          if (s.SW == 1)
+            copy_floats(d + t + lo, xr + first + lo, hi - lo);
+          else
+            for (int64_t u = lo; u < hi; ++u) d[t + u] = xr[first + u * s.SW];
+          zero_floats(d + t + hi, run - hi);
         }
         t += run;
         ow = 0;
         ++oh;
       }
-      for (; t < kNR; ++t) d[t] = 0.0f;
+      zero_floats(d + t, kNR - t);
+    }
+    if (++j == s.KW) {
+      j = 0;
+      if (++i == s.KH) {
+        i = 0;
+        ++c;
+      }
     }
   }
 }

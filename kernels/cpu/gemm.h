@@ -20,6 +20,7 @@
 
 #include "kiln_ref/activation.h"
 #include "kiln_ref/epilogue.h"
+#include "kiln_ref/gemm.h"
 #include "parallel.h"
 #include "simd.h"
 
@@ -311,6 +312,24 @@ inline void gemm_f32_packed_b(int64_t M, int64_t N, int64_t K, const float* a, i
         return Panels{b_panels + (n0 / kNR * K + k0) * kNR, K * kNR};
       },
       c, ldc, e, nullptr, pool);
+}
+
+/// Batched MatMul with numpy broadcasting (the geometry of kiln_ref::matmul: batch dims,
+/// per-operand batch strides, 0 where an operand broadcasts), each product a gemm_f32 with the
+/// epilogue (col_bias per column; residual with y's layout). Scratch: gemm_f32_scratch_floats.
+template <class Act>
+inline void matmul_f32(int batch_rank, const int64_t* batch_dims, const int64_t* a_batch_strides,
+                       const int64_t* b_batch_strides, int64_t M, int64_t N, int64_t K,
+                       const float* a, const float* b, float* y, const Epilogue<Act>& e,
+                       float* scratch, ThreadPool* pool) {
+  kiln_ref::gemm_detail::for_each_batch(
+      batch_rank, batch_dims, a_batch_strides, b_batch_strides, M * N,
+      [&](int64_t ao, int64_t bo, int64_t yo) {
+        Epilogue<Act> eb = e;
+        eb.residual = e.residual ? e.residual + yo : nullptr;
+        eb.ld_residual = N;
+        gemm_f32(M, N, K, a + ao, K, b + bo, N, y + yo, N, eb, scratch, pool);
+      });
 }
 
 }  // namespace kiln_cpu

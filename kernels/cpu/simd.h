@@ -118,4 +118,18 @@ struct V {
 
 #endif
 
+/// d[0:n) = s[0:n), full vectors then one masked tail (no library call for short rows).
+inline void copy_floats(float* d, const float* s, int64_t n) {
+  int64_t i = 0;
+  for (; i + V::kLanes <= n; i += V::kLanes) V::store(d + i, V::load(s + i));
+  if (i < n) V::store(d + i, V::load(s + i, int(n - i)), int(n - i));
+}
+
+/// d[0:n) = 0.
+inline void zero_floats(float* d, int64_t n) {
+  int64_t i = 0;
+  for (; i + V::kLanes <= n; i += V::kLanes) V::store(d + i, V::zero());
+  if (i < n) V::store(d + i, V::zero(), int(n - i));
+}
+
 }  // namespace kiln_cpu

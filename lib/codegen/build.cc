@@ -67,7 +67,8 @@ Expected<std::string> buildArtifact(const Program& p, const CompileOptions& o) {
   fs::create_directories(tmp, ec);
   std::vector<std::string> flags = {"-std=c++17",      "-O2", "-fPIC", "-ffp-contract=off",
                                     "-fno-exceptions", "-I."};
-  if (o.target == "host") flags.push_back("-march=native");
+  for (const auto& f : p.target.compilerFlags()) flags.push_back(f);
+  if (p.usesThreadPool) flags.push_back("-pthread");
   for (const auto& f : splitFlags(std::getenv("KILN_CXXFLAGS"))) flags.push_back(f);
   std::vector<std::string> objects;
   auto step = [&](std::vector<std::string> argv) -> Status {
@@ -90,6 +91,7 @@ Expected<std::string> buildArtifact(const Program& p, const CompileOptions& o) {
   std::string so = "lib" + p.prefix + ".so";
   std::string ar = "lib" + p.prefix + ".a";
   std::vector<std::string> link = {cxx, "-shared", "-o", so};
+  if (p.usesThreadPool) link.push_back("-pthread");
   link.insert(link.end(), objects.begin(), objects.end());
   KILN_RETURN_IF_ERROR(step(link));
   fs::remove(dir / ar, ec);

@@ -7,8 +7,7 @@ namespace kiln {
 
 Expected<CompileResult> compileModel(Model& model, const CompileOptions& options) {
   if (options.outDir.empty()) return makeError("no output folder given (-o DIR)");
-  if (options.target != "host" && options.target != "generic")
-    return makeError("unknown target '{}' — use host or generic", options.target);
+  KILN_RETURN_IF_ERROR(targetByName(options.target).status());
   KILN_ASSIGN_OR_RETURN(Program program, buildProgram(model, options));
   KILN_RETURN_IF_ERROR(writeArtifact(model, program, options));
   CompileResult r;

@@ -256,6 +256,30 @@ class ProgramEmitter final : public EmitContext, public FlowHost {
     }
     return output(out);
   }
+  const Target& target() const override { return p_.target; }
+  int threads() const override { return p_.threads; }
+  std::string threadPool() override {
+    if (p_.threads <= 1) return "static_cast<kiln_cpu::ThreadPool*>(nullptr)";
+    p_.usesThreadPool = true;
+    return "static_cast<kiln_cpu::ThreadPool*>(ctx->thread_pool)";
+  }
+  std::string derivedWeight(const Tensor& t) override {
+    std::string key(reinterpret_cast<const char*>(t.bytes()), t.byteSize());
+    key += dtypeName(t.dtype());
+    auto it = derivedIndex_.find(key);
+    size_t index = 0;
+    if (it != derivedIndex_.end()) {
+      index = it->second;
+    } else {
+      WeightSlot slot{t, align64(p_.weightsBytes)};
+      p_.weightsBytes = slot.offset + int64_t(t.byteSize());
+      index = p_.weights.size();
+      derivedIndex_.emplace(std::move(key), index);
+      p_.weights.push_back(std::move(slot));
+    }
+    return fmt::format("reinterpret_cast<const {}*>(w + {})", cTypeOf(t.dtype()),
+                       p_.weights[index].offset);
+  }
   std::string scratch(int64_t bytes) override {
     scratch_.push_back({bytes, step_});
     return fmt::format("(@BS{0}@ + @S{0}@)", scratch_.size() - 1);
@@ -437,6 +461,7 @@ class ProgramEmitter final : public EmitContext, public FlowHost {
   bool shareMemory_ = false;
   std::vector<MemoryPool> pools_;                     // --memory-pool; empty: one arena
   std::vector<std::pair<int64_t, int64_t>> scratch_;  // bytes, step
+  std::map<std::string, size_t> derivedIndex_;        // derived weight bytes -> p_.weights
 };
 
 Status checkStatic(const Value* v, const char* role) {
@@ -497,6 +522,9 @@ Expected<Program> buildProgram(Model& model, const CompileOptions& options) {
   for (Value* v : g.initializers()) known.erase(v);  // initializers are weights already
 
   p.prefix = symbolPrefixFor(options.name);
+  KILN_ASSIGN_OR_RETURN(p.target, targetByName(options.target));
+  p.threads = options.threads > 0 ? options.threads : (options.target == "host" ? p.target.cores : 1);
+  if (p.threads > 64) return makeError("--threads {}: at most 64", p.threads);
   for (const Value* v : g.inputs()) {
     KILN_RETURN_IF_ERROR(checkStatic(v, "input"));
     p.inputs.push_back(signatureOf(v));

@@ -40,6 +40,9 @@ struct WeightSlot {
 
 struct Program {
   std::string prefix;
+  Target target;                ///< resolved from CompileOptions::target
+  int threads = 1;              ///< most threads the context's pool runs
+  bool usesThreadPool = false;  ///< some kernel takes ctx->thread_pool
   std::vector<SignatureEntry> inputs, outputs;
   std::set<std::string> headers;
   std::vector<std::string> constants;  ///< file-scope definitions

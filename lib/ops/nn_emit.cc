@@ -3,6 +3,7 @@
 // emitter turns a node with static shapes into one call of a kernels/ref kernel.
 #include <numeric>
 
+#include "cpu_emit.h"
 #include "dtype_dispatch.h"
 #include "emit_support.h"
 #include "kiln/ops/fused.h"
@@ -121,7 +122,10 @@ Status emitConvWith(const Node& n, EmitContext& ctx, const std::string& epilogue
   return Status();
 }
 
-Status emitConv(const Node& n, EmitContext& ctx) { return emitConvWith(n, ctx, ""); }
+Status emitConv(const Node& n, EmitContext& ctx) {
+  KILN_ASSIGN_OR_RETURN(bool done, emitCpuConv(n, ctx, false));
+  return done ? Status() : emitConvWith(n, ctx, "");
+}
 
 /// The epilogue argument of a fused node: its activation, the bias input (FusedMatMul's; -1
 /// for none) and the residual input.
@@ -138,6 +142,8 @@ std::string epilogueOf(const Node& n, EmitContext& ctx, int biasInput, size_t re
 
 Status emitFusedConv(const Node& n, EmitContext& ctx) {
   KILN_RETURN_IF_ERROR(requireFloat(n, ctx));
+  KILN_ASSIGN_OR_RETURN(bool done, emitCpuConv(n, ctx, true));
+  if (done) return Status();
   return emitConvWith(n, ctx, epilogueOf(n, ctx, -1, 3));
 }
 
@@ -186,6 +192,10 @@ Status emitPool(const Node& n, EmitContext& ctx) {
   const DType t = n.input(0)->dtype();
   if (n.opType() != "MaxPool" || (t != DType::I8 && t != DType::U8))
     KILN_RETURN_IF_ERROR(requireFloat(n, ctx));
+  if (n.opType() == "MaxPool") {
+    KILN_ASSIGN_OR_RETURN(bool done, emitCpuMaxPool(n, ctx));
+    if (done) return Status();
+  }
   SlidingWindow w = slidingWindowOf(n, n.attrInts("kernel_shape"));
   if (!w.valid()) return ctx.unsupported("inconsistent pooling attributes");
   auto x = dimsOf(n.input(0));
@@ -257,10 +267,15 @@ Status emitGemmWith(const Node& n, EmitContext& ctx, const std::string& epilogue
   return Status();
 }
 
-Status emitGemm(const Node& n, EmitContext& ctx) { return emitGemmWith(n, ctx, ""); }
+Status emitGemm(const Node& n, EmitContext& ctx) {
+  KILN_ASSIGN_OR_RETURN(bool done, emitCpuGemm(n, ctx, false));
+  return done ? Status() : emitGemmWith(n, ctx, "");
+}
 
 Status emitFusedGemm(const Node& n, EmitContext& ctx) {
   KILN_RETURN_IF_ERROR(requireFloat(n, ctx));
+  KILN_ASSIGN_OR_RETURN(bool done, emitCpuGemm(n, ctx, true));
+  if (done) return Status();
   return emitGemmWith(n, ctx, epilogueOf(n, ctx, -1, 3));
 }
 
@@ -268,6 +283,8 @@ Status emitMatMul(const Node& n, EmitContext& ctx) {
   DType t = n.input(0)->dtype();
   if (cTypeOf(t).empty() || t == DType::F16 || t == DType::BF16 || t == DType::Bool)
     return ctx.unsupported(fmt::format("MatMul on {}", dtypeName(t)));
+  KILN_ASSIGN_OR_RETURN(bool done, emitCpuMatMul(n, ctx, false));
+  if (done) return Status();
   BatchedMatMul g = batchedMatMulOf(dimsOf(n.input(0)), dimsOf(n.input(1)));
   ctx.useHeader("kiln_ref/gemm.h");
   ctx.call(
@@ -280,6 +297,8 @@ Status emitMatMul(const Node& n, EmitContext& ctx) {
 
 Status emitFusedMatMul(const Node& n, EmitContext& ctx) {
   KILN_RETURN_IF_ERROR(requireFloat(n, ctx));
+  KILN_ASSIGN_OR_RETURN(bool done, emitCpuMatMul(n, ctx, true));
+  if (done) return Status();
   BatchedMatMul g = batchedMatMulOf(dimsOf(n.input(0)), dimsOf(n.input(1)));
   ctx.useHeader("kiln_ref/gemm.h");
   ctx.call("kiln_ref::matmul_fused",

@@ -15,7 +15,6 @@ struct BenchArgs {
   CodegenArgs codegen;
   std::vector<std::string> inputs;
   std::string cacheDir;
-  int threads = 1;
   int iters = 20;
   int warmup = 3;
   bool json = false;
@@ -130,17 +129,16 @@ int runBench(const BenchArgs& a) {
     j["first_run_ms"] = *first;
     j["arena_bytes"] = model.arenaBytes();
     j["weights_bytes"] = model.weightsBytes();
-    j["threads"] = 1;  // generated code is single-threaded until the runtime thread pool lands
+    j["threads"] = model.threads();
     j["iters"] = a.iters;
     std::cout << j.dump() << "\n";
     return kExitOk;
   }
   std::cout << fmt::format(
       "{}: first run {:.3f} ms; latency min {:.3f} / median {:.3f} / p90 {:.3f} ms over {} "
-      "iterations ({} warm-up); arena {} bytes; weights {} bytes; threads 1{}\n",
+      "iterations ({} warm-up); arena {} bytes; weights {} bytes; threads {}\n",
       a.model.path, *first, mn, med, p90, a.iters, a.warmup, model.arenaBytes(),
-      model.weightsBytes(),
-      a.threads > 1 ? " (multi-threading is not implemented yet; ran on 1)" : "");
+      model.weightsBytes(), model.threads());
   return kExitOk;
 }
 
@@ -154,8 +152,6 @@ Verb addBenchVerb(CLI::App& app) {
   cmd->add_option("-i,--input", a->inputs, "[NAME=]FILE inputs (default: seeded random)")
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   cmd->add_option("--cache", a->cacheDir, "Compile cache folder (default ~/.cache/kiln)");
-  cmd->add_option("--threads", a->threads, "Threads (the runtime is single-threaded for now)")
-      ->check(CLI::Range(1, 1024));
   cmd->add_option("--iters", a->iters, "Timed iterations (default 20)");
   cmd->add_option("--warmup", a->warmup, "Untimed iterations after the first run (default 3)");
   cmd->add_option("--seed", a->seed, "Seed for random inputs (default 0)");

@@ -39,6 +39,7 @@ Expected<std::unique_ptr<LoadedModel>> LoadedModel::open(const std::string& dir)
   m->arenaBytes_ = manifest.value("arena_bytes", int64_t(0));
   m->weightsBytes_ = manifest.value("weights_bytes", int64_t(0));
   m->weightsFile_ = manifest.value("weights_file", std::string());
+  m->threads_ = manifest.value("threads", 1);
   fs::path lib = fs::absolute(fs::path(dir) / ("lib" + m->prefix_ + ".so"));
   m->handle_ = dlopen(lib.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!m->handle_)

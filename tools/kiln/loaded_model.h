@@ -39,6 +39,8 @@ class LoadedModel {
   const std::vector<TensorSpec>& outputs() const { return outputs_; }
   int64_t arenaBytes() const { return arenaBytes_; }
   int64_t weightsBytes() const { return weightsBytes_; }
+  /// Threads the context runs (the artifact's --threads); 1 for older artifacts.
+  int threads() const { return threads_; }
 
   /// Creates a context (external weights resolved beside the library).
   Status createContext();
@@ -57,6 +59,7 @@ class LoadedModel {
   std::string dir_, prefix_, weightsFile_;
   std::vector<TensorSpec> inputs_, outputs_;
   int64_t arenaBytes_ = 0, weightsBytes_ = 0;
+  int threads_ = 1;
   int (*createWithWeights_)(void**, void*, size_t, const char*) = nullptr;
   void (*destroy_)(void*) = nullptr;
   int (*run_)(void*) = nullptr;

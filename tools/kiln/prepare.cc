@@ -19,8 +19,14 @@ namespace kiln::cli {
 namespace fs = std::filesystem;
 
 void CodegenArgs::addTo(CLI::App* cmd, bool withName) {
-  cmd->add_option("--target", target, "Target: host (this CPU) or generic (portable C++)")
-      ->check(CLI::IsMember({"host", "generic"}));
+  cmd->add_option("--target", target,
+                  "Target: host (this CPU's level), x86-64-v4 (AVX-512), x86-64-v3 (AVX2+FMA), "
+                  "x86-64 (SSE2), generic (portable C++)")
+      ->check(CLI::IsMember(targetNames()));
+  cmd->add_option("--threads", threads,
+                  "Threads the generated context runs (default: this machine's cores for "
+                  "--target host, else 1); {P}_set_threads lowers it at run time")
+      ->check(CLI::Range(1, 64));
   cmd->add_option("-O", optLevel, "Optimization level 0-3 (default 3)")->check(CLI::Range(0, 3));
   if (withName)
     cmd->add_option("--name", name, "C symbol prefix (default: from the model file name)");
@@ -51,6 +57,7 @@ Expected<CompileOptions> CodegenArgs::toOptions(const std::string& modelPath,
   CompileOptions o;
   o.outDir = outDir;
   o.target = target;
+  o.threads = threads;
   o.optLevel = optLevel;
   o.name = name.empty() ? symbolPrefixFor(modelPath) : name;
   o.weights = weights == "external" ? WeightsMode::External : WeightsMode::Embedded;
@@ -178,8 +185,8 @@ Expected<std::string> prepareArtifact(const ModelArgs& model, const CodegenArgs&
     return fmt::format("{}:{}:{}.{}", st.st_size, st.st_ino, st.st_mtim.tv_sec, st.st_mtim.tv_nsec);
   }();
   std::string key = fmt::format(
-      "{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}", sha256Hex(bytes), KILN_VERSION, self,
-      codegen.target, codegen.optLevel, codegen.name, codegen.weights, codegen.cxx,
+      "{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}", sha256Hex(bytes), KILN_VERSION, self,
+      codegen.target, codegen.threads, codegen.optLevel, codegen.name, codegen.weights, codegen.cxx,
       fmt::join(args.shapes, ";"), fmt::join(codegen.memoryPools, ";"), codegen.passes,
       codegen.fastMath, codegen.maxLoopIterations, fmt::join(codegen.maxDims, ";"));
   std::string hash = sha256Hex(key).substr(0, 32);

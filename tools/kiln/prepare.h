@@ -14,6 +14,7 @@ namespace kiln::cli {
 /// Compile options shared by compile, run and bench.
 struct CodegenArgs {
   std::string target = "host";
+  int threads = 0;  ///< 0: the target's default
   int optLevel = 3;
   std::string name;
   std::string weights = "embedded";

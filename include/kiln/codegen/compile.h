@@ -18,7 +18,10 @@ enum class WeightsMode { Embedded, External };
 struct CompileOptions {
   std::string outDir;
   std::string name = "model";   ///< C symbol prefix; sanitized to an identifier
-  std::string target = "host";  ///< "host" or "generic"
+  std::string target = "host";  ///< a name of targetNames(): host, x86-64-v4, ..., generic
+  /// Most threads the generated context runs (its pool; {P}_set_threads lowers it); 0: the
+  /// host's core count for --target host, else 1.
+  int threads = 0;
   int optLevel = 3;
   WeightsMode weights = WeightsMode::Embedded;
   bool build = true;                    ///< run the C++ compiler to produce lib<name>.so / .a

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "kiln/ir/graph.h"
+#include "kiln/target/target.h"
 #include "kiln/support/status.h"
 
 namespace kiln {
@@ -54,6 +55,17 @@ class EmitContext {
     (void)dim;
     return {};
   }
+  /// The target the code is generated for: which kernels, which tiles.
+  virtual const Target& target() const = 0;
+  /// Most threads the context's pool runs (kernels size per-thread scratch by it).
+  virtual int threads() const { return 1; }
+  /// `kiln_cpu::ThreadPool*` expression for the context's thread pool (nullptr with one
+  /// thread); using it makes the artifact start a pool at create.
+  virtual std::string threadPool() = 0;
+  /// Adds a tensor computed at compile time from weights (e.g. repacked into a kernel's panel
+  /// layout) to the weights blob and returns a `const T*` expression for it. The same bytes
+  /// share one slot.
+  virtual std::string derivedWeight(const Tensor& t) = 0;
   /// An error naming the node being emitted.
   virtual Error unsupported(const std::string& what) = 0;
 };

@@ -1,0 +1,19 @@
+// Pieces of the generated artifact written outside artifact.cc.
+#pragma once
+
+#include <string>
+
+#include "program.h"
+
+namespace kiln {
+
+/// model.h: the C API of the generated model.
+std::string artifactHeader(const Program& p);
+
+/// `bool cpu_supported()` (built for the x86-64 baseline) and the KILN_BASELINE macro.
+std::string cpuCheckCode(const Program& p);
+
+/// {P}_max_threads and {P}_set_threads.
+std::string threadCode(const Program& p);
+
+}  // namespace kiln

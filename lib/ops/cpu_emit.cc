@@ -1,0 +1,294 @@
+// Emission onto the optimized kernels of kernels/cpu (kiln_cpu): f32 Conv / FusedConv (2-D and
+// 1-D; implicit GEMM or depthwise), Gemm / FusedGemm and MatMul / FusedMatMul. Constant
+// operands are packed here, at compile time, into the microkernel's panel layout for the
+// target's tiles. Cases the kernels do not cover return false and take the reference path.
+#include "cpu_emit.h"
+
+#include "emit_support.h"
+#include "kiln/ops/fused.h"
+
+namespace kiln {
+namespace {
+
+/// The microkernel tiles of kernels/cpu/gemm.h for a target (kMR rows, kNR columns).
+struct Tiles {
+  int64_t mr, nr;
+};
+Tiles tilesFor(const Target& t) {
+  switch (t.isa) {
+    case Isa::Avx512: return {12, 32};
+    case Isa::Avx2: return {6, 16};
+    default: return {4, 8};
+  }
+}
+
+constexpr int64_t kKC = 256;  // kernels/cpu/gemm.h kKC
+int64_t packFloatsPerThread(const Tiles& t) { return kKC * 8 * t.nr; }
+
+int64_t packedAFloats(int64_t M, int64_t K, const Tiles& t) {
+  return ((M + t.mr - 1) / t.mr * t.mr * K + 15) / 16 * 16;
+}
+
+/// pack_a of kernels/cpu/gemm.h: strips of mr rows, each [K][mr], zero past M.
+void packA(const float* a, int64_t lda, int64_t M, int64_t K, const Tiles& t, float* dst) {
+  for (int64_t s = 0; s * t.mr < M; ++s)
+    for (int64_t r = 0; r < t.mr; ++r) {
+      const int64_t m = s * t.mr + r;
+      for (int64_t k = 0; k < K; ++k)
+        dst[(s * K + k) * t.mr + r] = m < M ? a[m * lda + k] : 0.0f;
+    }
+}
+
+/// pack_b_panels of kernels/cpu/gemm.h for B given as element (k, n) = b[k * sk + n * sn].
+std::vector<float> packBPanels(const float* b, int64_t K, int64_t N, int64_t sk, int64_t sn,
+                               const Tiles& t) {
+  const int64_t panels = (N + t.nr - 1) / t.nr;
+  std::vector<float> out(size_t(panels * t.nr * K), 0.0f);
+  for (int64_t j = 0; j < panels; ++j)
+    for (int64_t k = 0; k < K; ++k)
+      for (int64_t c = 0; c < t.nr && j * t.nr + c < N; ++c)
+        out[size_t((j * K + k) * t.nr + c)] = b[k * sk + (j * t.nr + c) * sn];
+  return out;
+}
+
+std::string tileName(const Target& t) {
+  Tiles tl = tilesFor(t);
+  return fmt::format("{}_{}x{}", t.kernelIsa(), tl.mr, tl.nr);
+}
+
+/// The generated code must agree with the tiles the compiler packed for.
+std::string tileCheck(const Target& t) {
+  Tiles tl = tilesFor(t);
+  return fmt::format(
+      "static_assert(kiln_cpu::kMR == {} && kiln_cpu::kNR == {}, \"kiln: weights packed for "
+      "other tiles than this compiler's target\");\n",
+      tl.mr, tl.nr);
+}
+
+std::string floatScratch(EmitContext& ctx, int64_t floats) {
+  if (floats <= 0) return "static_cast<float*>(nullptr)";
+  return fmt::format("reinterpret_cast<float*>({})", ctx.scratch(floats * 4));
+}
+
+std::string nullFloat() { return "static_cast<const float*>(nullptr)"; }
+
+std::string activationOf(const Node& n, bool fused) {
+  return fused ? activationFunctorFor(n.attrString(kActivationAttr, ""), n, "activation_")
+               : "kiln_ref::NoActivation{}";
+}
+
+bool allF32(const Node& n) {
+  for (size_t i = 0; i < n.numInputs(); ++i)
+    if (n.input(i) && n.input(i)->dtype() != DType::F32) return false;
+  return n.output(0)->dtype() == DType::F32;
+}
+
+void useCpuHeaders(EmitContext& ctx, const char* header) {
+  ctx.useHeader("kiln_ref/activation.h");
+  ctx.useHeader(header);
+}
+
+}  // namespace
+
+Expected<bool> emitCpuConv(const Node& n, EmitContext& ctx, bool fused) {
+  const Target& target = ctx.target();
+  if (!target.optimizedKernels() || !allF32(n)) return false;
+  const Tensor* wt = ctx.value(1);
+  if (!wt) return false;  // run-time weights: the reference kernel
+  auto x = n.input(0)->shape().staticDims();
+  auto wd = n.input(1)->shape().staticDims();
+  auto y = n.output(0)->shape().staticDims();
+  if (x.size() < 3 || x.size() != wd.size() || y.size() != x.size()) return false;
+  const size_t rank = x.size() - 2;
+  if (rank != 1 && rank != 2) return false;
+  for (const auto* dims : {&x, &wd, &y})
+    for (int64_t d : *dims)
+      if (d <= 0) return false;  // empty tensors: the reference kernel
+  SlidingWindow w = slidingWindowOf(n, std::vector<int64_t>(wd.begin() + 2, wd.end()));
+  if (!w.valid()) return false;
+  const int64_t group = n.attrInt("group", 1);
+  if (group <= 0 || x[1] % group != 0 || wd[0] % group != 0) return false;
+  // [N, C, H, W, M, KH, KW, OH, OW, SH, SW, DH, DW, PH, PW, group]; 1-D as H = 1.
+  const bool two = rank == 2;
+  std::vector<int64_t> s = {x[0],
+                            x[1],
+                            two ? x[2] : 1,
+                            two ? x[3] : x[2],
+                            wd[0],
+                            two ? wd[2] : 1,
+                            two ? wd[3] : wd[2],
+                            two ? y[2] : 1,
+                            two ? y[3] : y[2],
+                            two ? w.strides[0] : 1,
+                            w.strides[rank - 1],
+                            two ? w.dilations[0] : 1,
+                            w.dilations[rank - 1],
+                            two ? w.pads[0] : 0,
+                            w.pads[rank - 1],
+                            group};
+  std::string shape = fmt::format("kiln_cpu::Conv2dShape{{{}}}", fmt::join(s, ", "));
+  std::string act = activationOf(n, fused);
+  std::string residual = fused && n.numInputs() > 3 && n.input(3) ? ctx.input(3) : nullFloat();
+  std::string epi = fmt::format("kiln_cpu::make_epilogue({}, {}, {}, {}, 0)", act, nullFloat(),
+                                nullFloat(), residual);
+  std::string bias = n.input(2) ? ctx.input(2) : nullFloat();
+  const bool depthwise = group == x[1] && group == wd[0];
+  if (depthwise) {
+    useCpuHeaders(ctx, "kiln_cpu/conv.h");
+    ctx.call("kiln_cpu::depthwise_conv2d_f32__" + target.kernelIsa(),
+             fmt::format("kiln_cpu::depthwise_conv2d_f32({}, {}, {}, {}, {}, {}, {});", shape,
+                         ctx.input(0), ctx.input(1), bias, ctx.output(0), epi, ctx.threadPool()));
+    return true;
+  }
+  // Weights packed per group for the target's tiles.
+  const Tiles tiles = tilesFor(target);
+  const int64_t Mg = wd[0] / group, K = wt->numElements() / wd[0];
+  const int64_t perGroup = packedAFloats(Mg, K, tiles);
+  std::vector<float> packed(size_t(perGroup * group), 0.0f);
+  const float* wsrc = wt->data<float>();
+  for (int64_t g = 0; g < group; ++g)
+    packA(wsrc + g * Mg * K, K, Mg, K, tiles, packed.data() + g * perGroup);
+  std::string wp = ctx.derivedWeight(
+      Tensor::fromVector(DType::F32, {int64_t(packed.size())}, packed));
+  std::string scratch = floatScratch(ctx, packFloatsPerThread(tiles) * ctx.threads());
+  useCpuHeaders(ctx, "kiln_cpu/conv.h");
+  ctx.call("kiln_cpu::conv2d_f32__" + tileName(target),
+           tileCheck(target) +
+               fmt::format("kiln_cpu::conv2d_f32({}, {}, {}, {}, {}, {}, {}, {});", shape,
+                           ctx.input(0), wp, bias, ctx.output(0), epi, scratch, ctx.threadPool()));
+  return true;
+}
+
+Expected<bool> emitCpuGemm(const Node& n, EmitContext& ctx, bool fused) {
+  const Target& target = ctx.target();
+  if (!target.optimizedKernels() || !allF32(n)) return false;
+  if (n.attrInt("transA", 0) != 0 || n.attrFloat("alpha", 1.0f) != 1.0f) return false;
+  auto a = n.input(0)->shape().staticDims();
+  auto y = n.output(0)->shape().staticDims();
+  const bool transB = n.attrInt("transB", 0) != 0;
+  const int64_t M = y[0], N = y[1], K = a[1];
+  if (M <= 0 || N <= 0 || K <= 0) return false;
+  const bool hasResidual = fused && n.numInputs() > 3 && n.input(3);
+  std::string rowBias = nullFloat(), colBias = nullFloat(), residual = nullFloat();
+  if (n.input(2) && n.attrFloat("beta", 1.0f) != 0.0f) {
+    if (n.attrFloat("beta", 1.0f) != 1.0f) return false;
+    auto c = n.input(2)->shape().staticDims();
+    std::vector<int64_t> c2(2, 1);
+    for (size_t i = 0; i < c.size() && i < 2; ++i) c2[2 - c.size() + i] = c[i];
+    if (c2[0] == 1 && c2[1] == N && N != 1) {
+      colBias = ctx.input(2);
+    } else if (c2[0] == M && c2[1] == 1 && M != 1) {
+      rowBias = ctx.input(2);
+    } else if (c2[0] == M && c2[1] == N && !hasResidual) {
+      residual = ctx.input(2);  // C then nothing else: the same sum order as the reference
+    } else {
+      return false;
+    }
+  }
+  if (hasResidual) residual = ctx.input(3);
+  std::string epi = fmt::format("kiln_cpu::make_epilogue({}, {}, {}, {}, {})", activationOf(n, fused),
+                                rowBias, colBias, residual, N);
+  const Tiles tiles = tilesFor(target);
+  useCpuHeaders(ctx, "kiln_cpu/gemm.h");
+  if (const Tensor* bt = ctx.value(1)) {
+    const float* b = bt->data<float>();
+    std::vector<float> panels =
+        transB ? packBPanels(b, K, N, 1, K, tiles) : packBPanels(b, K, N, N, 1, tiles);
+    std::string bp = ctx.derivedWeight(
+        Tensor::fromVector(DType::F32, {int64_t(panels.size())}, panels));
+    std::string scratch = floatScratch(ctx, packedAFloats(M, K, tiles));
+    ctx.call("kiln_cpu::gemm_f32_packed_b__" + tileName(target),
+             tileCheck(target) +
+                 fmt::format("kiln_cpu::gemm_f32_packed_b({}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {});",
+                             M, N, K, ctx.input(0), K, bp, ctx.output(0), N, epi, scratch,
+                             ctx.threadPool()));
+    return true;
+  }
+  if (transB) return false;
+  std::string scratch =
+      floatScratch(ctx, packedAFloats(M, K, tiles) + packFloatsPerThread(tiles) * ctx.threads());
+  ctx.call("kiln_cpu::gemm_f32__" + tileName(target),
+           fmt::format("kiln_cpu::gemm_f32({}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {});", M, N,
+                       K, ctx.input(0), K, ctx.input(1), N, ctx.output(0), N, epi, scratch,
+                       ctx.threadPool()));
+  return true;
+}
+
+Expected<bool> emitCpuMatMul(const Node& n, EmitContext& ctx, bool fused) {
+  const Target& target = ctx.target();
+  if (!target.optimizedKernels() || !allF32(n)) return false;
+  auto ad = n.input(0)->shape().staticDims();
+  auto bd = n.input(1)->shape().staticDims();
+  if (ad.empty() || bd.empty()) return false;
+  BatchedMatMul g = batchedMatMulOf(ad, bd);
+  const int64_t M = g.M, N = g.N, K = g.K;
+  if (M <= 0 || N <= 0 || K <= 0) return false;
+  std::string colBias = fused && n.input(2) ? ctx.input(2) : nullFloat();
+  std::string residual = fused && n.numInputs() > 3 && n.input(3) ? ctx.input(3) : nullFloat();
+  std::string act = activationOf(n, fused);
+  const Tiles tiles = tilesFor(target);
+  useCpuHeaders(ctx, "kiln_cpu/gemm.h");
+  // A constant 2-D B: every batch of A shares it, and a contiguous A is one tall GEMM.
+  const Tensor* bt = ctx.value(1);
+  if (bt && bd.size() == 2) {
+    int64_t rows = M;
+    for (int64_t d : g.batch) rows *= d;
+    std::vector<float> panels = packBPanels(bt->data<float>(), K, N, N, 1, tiles);
+    std::string bp = ctx.derivedWeight(
+        Tensor::fromVector(DType::F32, {int64_t(panels.size())}, panels));
+    std::string epi = fmt::format("kiln_cpu::make_epilogue({}, {}, {}, {}, {})", act, nullFloat(),
+                                  colBias, residual, N);
+    std::string scratch = floatScratch(ctx, packedAFloats(rows, K, tiles));
+    ctx.call("kiln_cpu::gemm_f32_packed_b__" + tileName(target),
+             tileCheck(target) +
+                 fmt::format("kiln_cpu::gemm_f32_packed_b({}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {});",
+                             rows, N, K, ctx.input(0), K, bp, ctx.output(0), N, epi, scratch,
+                             ctx.threadPool()));
+    return true;
+  }
+  std::string epi = fmt::format("kiln_cpu::make_epilogue({}, {}, {}, {}, {})", act, nullFloat(),
+                                colBias, residual, N);
+  std::string scratch =
+      floatScratch(ctx, packedAFloats(M, K, tiles) + packFloatsPerThread(tiles) * ctx.threads());
+  ctx.call("kiln_cpu::matmul_f32__" + tileName(target),
+           fmt::format("kiln_cpu::matmul_f32({}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {});",
+                       g.batch.size(), ctx.constArray(g.batch), ctx.constArray(g.aStrides),
+                       ctx.constArray(g.bStrides), M, N, K, ctx.input(0), ctx.input(1),
+                       ctx.output(0), epi, scratch, ctx.threadPool()));
+  return true;
+}
+
+Expected<bool> emitCpuMaxPool(const Node& n, EmitContext& ctx) {
+  if (!ctx.target().optimizedKernels() || !allF32(n)) return false;
+  if (n.numOutputs() > 1 && n.output(1)) return false;  // Indices: the reference kernel
+  auto x = n.input(0)->shape().staticDims();
+  auto y = n.output(0)->shape().staticDims();
+  if (x.size() != 3 && x.size() != 4) return false;
+  for (const auto* dims : {&x, &y})
+    for (int64_t d : *dims)
+      if (d <= 0) return false;
+  SlidingWindow w = slidingWindowOf(n, n.attrInts("kernel_shape"));
+  if (!w.valid()) return false;
+  const bool two = x.size() == 4;
+  const size_t r = x.size() - 2;
+  std::vector<int64_t> s = {x[0] * x[1],
+                            two ? x[2] : 1,
+                            x[r + 1],
+                            two ? w.kernel[0] : 1,
+                            w.kernel[r - 1],
+                            two ? y[2] : 1,
+                            y[r + 1],
+                            two ? w.strides[0] : 1,
+                            w.strides[r - 1],
+                            two ? w.dilations[0] : 1,
+                            w.dilations[r - 1],
+                            two ? w.pads[0] : 0,
+                            w.pads[r - 1]};
+  ctx.useHeader("kiln_cpu/pool.h");
+  ctx.call("kiln_cpu::max_pool2d_f32__" + ctx.target().kernelIsa(),
+           fmt::format("kiln_cpu::max_pool2d_f32(kiln_cpu::Pool2dShape{{{}}}, {}, {}, {});",
+                       fmt::join(s, ", "), ctx.input(0), ctx.output(0), ctx.threadPool()));
+  return true;
+}
+
+}  // namespace kiln

@@ -1,0 +1,162 @@
+// Target descriptions and host detection (cpuid on x86-64, sysconf for caches and cores).
+#include "kiln/target/target.h"
+
+#include <unistd.h>
+
+#include <cstring>
+
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
+
+namespace kiln {
+namespace {
+
+Target named(const std::string& name, Isa isa, int bits) {
+  Target t;
+  t.name = name;
+  t.isa = isa;
+  t.vectorBits = bits;
+  return t;
+}
+
+int64_t sysconfBytes(int key) {
+  long v = sysconf(key);
+  return v > 0 ? int64_t(v) : 0;
+}
+
+#if defined(__x86_64__)
+struct CpuidBits {
+  bool avx2 = false, fma = false, bmi1 = false, bmi2 = false, osYmm = false;
+  bool avx512f = false, avx512bw = false, avx512vl = false, avx512dq = false, avx512cd = false;
+  bool osZmm = false, vnni = false, amx = false, bf16 = false, fp16 = false;
+  std::string brand;
+};
+
+CpuidBits readCpuid() {
+  CpuidBits b;
+  unsigned a = 0, bx = 0, c = 0, d = 0;
+  if (!__get_cpuid(1, &a, &bx, &c, &d)) return b;
+  b.fma = c & (1u << 12);
+  const bool osxsave = c & (1u << 27), avx = c & (1u << 28);
+  if (osxsave && avx) {
+    unsigned lo = 0, hi = 0;
+    __asm__("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+    b.osYmm = (lo & 0x6u) == 0x6u;      // XMM and YMM state enabled by the OS
+    b.osZmm = (lo & 0xE6u) == 0xE6u;    // ... and opmask, ZMM_Hi256, Hi16_ZMM
+  }
+  if (__get_cpuid_count(7, 0, &a, &bx, &c, &d)) {
+    b.bmi1 = bx & (1u << 3);
+    b.avx2 = bx & (1u << 5);
+    b.bmi2 = bx & (1u << 8);
+    b.avx512f = bx & (1u << 16);
+    b.avx512dq = bx & (1u << 17);
+    b.avx512cd = bx & (1u << 28);
+    b.avx512bw = bx & (1u << 30);
+    b.avx512vl = bx & (1u << 31);
+    b.vnni = c & (1u << 11);
+    b.fp16 = d & (1u << 23);
+    b.amx = d & (1u << 24);
+    if (__get_cpuid_count(7, 1, &a, &bx, &c, &d)) b.bf16 = a & (1u << 5);
+  }
+  unsigned maxExt = __get_cpuid_max(0x80000000u, nullptr);
+  if (maxExt >= 0x80000004u) {
+    char brand[49] = {};
+    for (unsigned leaf = 0; leaf < 3; ++leaf) {
+      unsigned r[4] = {};
+      __get_cpuid(0x80000002u + leaf, &r[0], &r[1], &r[2], &r[3]);
+      std::memcpy(brand + 16 * leaf, r, 16);
+    }
+    b.brand = brand;
+    while (!b.brand.empty() && b.brand.back() == ' ') b.brand.pop_back();
+    while (!b.brand.empty() && b.brand.front() == ' ') b.brand.erase(b.brand.begin());
+  }
+  return b;
+}
+#endif
+
+}  // namespace
+
+std::vector<std::string> Target::compilerFlags() const {
+  switch (isa) {
+    case Isa::Generic: return {"-DKILN_GENERIC"};
+    case Isa::X86_64: return {"-march=x86-64"};
+    case Isa::Avx2: return {"-march=x86-64-v3"};
+    case Isa::Avx512: return {"-march=x86-64-v4"};
+  }
+  return {};
+}
+
+std::vector<std::string> Target::requiredCpuFeatures() const {
+  std::vector<std::string> f;
+  if (isa >= Isa::Avx2) f = {"avx", "avx2", "fma", "bmi", "bmi2"};
+  if (isa >= Isa::Avx512)
+    for (const char* x : {"avx512f", "avx512bw", "avx512vl", "avx512dq", "avx512cd"})
+      f.push_back(x);
+  return f;
+}
+
+std::string Target::kernelIsa() const {
+  switch (isa) {
+    case Isa::Avx512: return "avx512";
+    case Isa::Avx2: return "avx2";
+    default: return "generic";
+  }
+}
+
+const std::vector<std::string>& targetNames() {
+  static const std::vector<std::string> names = {"host", "x86-64-v4", "x86-64-v3", "x86-64",
+                                                 "generic"};
+  return names;
+}
+
+Target detectHost() {
+  Target t = named("generic", Isa::Generic, 0);
+#if defined(__x86_64__)
+  CpuidBits b = readCpuid();
+  t = named("x86-64", Isa::X86_64, 128);
+  if (b.avx2 && b.fma && b.bmi1 && b.bmi2 && b.osYmm) t = named("x86-64-v3", Isa::Avx2, 256);
+  if (t.isa == Isa::Avx2 && b.avx512f && b.avx512bw && b.avx512vl && b.avx512dq &&
+      b.avx512cd && b.osZmm)
+    t = named("x86-64-v4", Isa::Avx512, 512);
+  t.vnni = b.vnni;
+  t.amx = b.amx;
+  t.bf16 = b.bf16;
+  t.fp16 = b.fp16;
+  t.cpuModel = b.brand;
+#endif
+  t.l1d = sysconfBytes(_SC_LEVEL1_DCACHE_SIZE);
+  t.l2 = sysconfBytes(_SC_LEVEL2_CACHE_SIZE);
+  t.l3 = sysconfBytes(_SC_LEVEL3_CACHE_SIZE);
+  long cores = sysconf(_SC_NPROCESSORS_ONLN);
+  t.cores = cores > 0 ? int(cores) : 1;
+  return t;
+}
+
+Expected<Target> targetByName(const std::string& name) {
+  if (name == "host") return detectHost();
+  if (name == "generic") return named("generic", Isa::Generic, 0);
+  if (name == "x86-64") return named("x86-64", Isa::X86_64, 128);
+  if (name == "x86-64-v3") return named("x86-64-v3", Isa::Avx2, 256);
+  if (name == "x86-64-v4") return named("x86-64-v4", Isa::Avx512, 512);
+  return makeError("unknown target '{}' — use host, x86-64-v4, x86-64-v3, x86-64 or generic",
+                   name);
+}
+
+std::string describe(const Target& t) {
+  std::string s = fmt::format("{} (kernels: {}, {}-bit vectors", t.name, t.kernelIsa(),
+                              t.vectorBits);
+  if (t.vnni) s += ", VNNI";
+  if (t.bf16) s += ", BF16";
+  if (t.fp16) s += ", FP16";
+  if (t.amx) s += ", AMX";
+  s += ")";
+  if (t.l1d || t.l2 || t.l3)
+    s += fmt::format("; L1d {} KiB, L2 {} KiB, L3 {} KiB", t.l1d / 1024, t.l2 / 1024,
+                     t.l3 / 1024);
+  s += fmt::format("; {} cores", t.cores);
+  if (!t.cpuModel.empty()) s += "; " + t.cpuModel;
+  return s;
+}
+
+}  // namespace kiln
