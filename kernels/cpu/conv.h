@@ -31,8 +31,8 @@ namespace conv_detail {
 /// Packs rows [k0, k0 + kc) x columns [p0, p0 + pc) of the im2col matrix of one image's
 /// channel group (x: [Cg, H, W]) into kNR-column panels, zero where the window leaves the
 /// input or past pc.
-inline void pack_im2col(const Conv2dShape& s, const float* x, int64_t k0, int64_t kc,
-                        int64_t p0, int64_t pc, float* dst) {
+inline void pack_im2col(const Conv2dShape& s, const float* x, int64_t k0, int64_t kc, int64_t p0,
+                        int64_t pc, float* dst) {
   const int64_t HW = s.H * s.W;
   const bool pointwise = s.KH == 1 && s.KW == 1 && s.SH == 1 && s.SW == 1 && s.PH == 0 &&
                          s.PW == 0 && s.OH == s.H && s.OW == s.W;
@@ -97,7 +97,9 @@ inline void pack_im2col(const Conv2dShape& s, const float* x, int64_t k0, int64_
 }  // namespace conv_detail
 
 /// Scratch floats conv2d_f32 needs for `threads` threads.
-inline int64_t conv2d_scratch_floats(int threads) { return kGemmPackFloats * threads; }
+inline int64_t conv2d_scratch_floats(int threads) {
+  return kGemmPackFloats * threads;
+}
 
 /// Floats of the packed weights of conv2d_f32: per group, pack_a of its [M/G, C/G*KH*KW] rows.
 inline int64_t conv2d_packed_weight_floats(const Conv2dShape& s) {
@@ -107,7 +109,8 @@ inline int64_t conv2d_packed_weight_floats(const Conv2dShape& s) {
 /// Packs conv weights w [M, C/group, KH, KW] for conv2d_f32 (done at compile time).
 inline void conv2d_pack_weights(const Conv2dShape& s, const float* w, float* dst) {
   const int64_t G = s.group, Mg = s.M / G, K = s.C / G * s.KH * s.KW;
-  for (int64_t g = 0; g < G; ++g) pack_a(w + g * Mg * K, K, Mg, K, dst + g * packed_a_floats(Mg, K));
+  for (int64_t g = 0; g < G; ++g)
+    pack_a(w + g * Mg * K, K, Mg, K, dst + g * packed_a_floats(Mg, K));
 }
 
 /// Y = conv(X, W) + bias, then the epilogue (residual, activation). x [N, C, H, W], w_packed
@@ -137,55 +140,131 @@ inline void conv2d_f32(const Conv2dShape& s, const float* x, const float* w_pack
     }
 }
 
-/// Depthwise: group == C == M. Same arguments as conv2d_f32; needs no scratch.
+namespace conv_detail {
+
+/// Most floats of de-interleaved input rows a depthwise conv keeps on the stack (KH rows).
+constexpr int64_t kDepthwiseRowFloats = 8192;
+
+/// One input row as a tap reads it: element t of phase `ph` is src[ph][t] = x_row[t * SW + ph]
+/// (SW == 1: one phase, the row itself), len[ph] elements.
+struct DepthwiseRow {
+  const float* src[8];
+  int64_t len[8];
+  bool valid;
+};
+
+}  // namespace conv_detail
+
+/// Depthwise: group == C == M. Same arguments as conv2d_f32; needs no scratch. Each output
+/// row is computed a vector at a time with every tap accumulated in registers, the epilogue
+/// applied before the one store. Strided convs read de-interleaved copies of the input rows.
 template <class Act>
 inline void depthwise_conv2d_f32(const Conv2dShape& s, const float* x, const float* w,
                                  const float* bias, float* y, const Epilogue<Act>& e,
                                  ThreadPool* pool) {
   constexpr int L = V::kLanes;
   const int64_t HW = s.H * s.W, P = s.OH * s.OW, taps = s.KH * s.KW;
+  const int64_t SW = s.SW;
+  const bool strided = SW > 1;
+  // Strides above 8 or rows too long for the stack buffer: gather element by element.
+  const bool fits = SW <= 8 && s.KH * (s.W + SW) <= conv_detail::kDepthwiseRowFloats;
   parallel_for(pool, s.N * s.C, [&](int64_t unit, int) {
     const int64_t c = unit % s.C;
     const float* xc = x + unit * HW;
     const float* wc = w + c * taps;
     float* yc = y + unit * P;
     const float* rc = e.residual ? e.residual + unit * P : nullptr;
-    const float b = bias ? bias[c] : 0.0f;
+    float rows_buf[conv_detail::kDepthwiseRowFloats];
+    conv_detail::DepthwiseRow rows[16];
+    const bool vec = fits && s.KH <= 16 && s.KW <= 16;
+    // Tap j reads iw = ow * SW + j * DW - PW = (ow + q[j]) * SW + ph[j].
+    int64_t tap_ph[16] = {}, tap_q[16] = {};
+    for (int64_t j = 0; vec && j < s.KW; ++j) {
+      const int64_t base = j * s.DW - s.PW;
+      tap_ph[j] = ((base % SW) + SW) % SW;
+      tap_q[j] = (base - tap_ph[j]) / SW;
+    }
     for (int64_t oh = 0; oh < s.OH; ++oh) {
       float* yr = yc + oh * s.OW;
-      for (int64_t ow = 0; ow < s.OW; ++ow) yr[ow] = 0.0f;
+      const float* rr = rc ? rc + oh * s.OW : nullptr;
+      if (!vec) {  // the plain loops
+        for (int64_t ow = 0; ow < s.OW; ++ow) {
+          float acc = 0.0f;
+          for (int64_t i = 0; i < s.KH; ++i) {
+            const int64_t ih = oh * s.SH - s.PH + i * s.DH;
+            if (ih < 0 || ih >= s.H) continue;
+            for (int64_t j = 0; j < s.KW; ++j) {
+              const int64_t iw = ow * SW - s.PW + j * s.DW;
+              if (iw >= 0 && iw < s.W) acc += wc[i * s.KW + j] * xc[ih * s.W + iw];
+            }
+          }
+          if (bias) acc += bias[c];
+          if (rr) acc += rr[ow];
+          yr[ow] = e.act(acc);
+        }
+        continue;
+      }
+      float* next = rows_buf;
       for (int64_t i = 0; i < s.KH; ++i) {
         const int64_t ih = oh * s.SH - s.PH + i * s.DH;
-        if (ih < 0 || ih >= s.H) continue;
+        rows[i].valid = ih >= 0 && ih < s.H;
+        if (!rows[i].valid) continue;
         const float* xr = xc + ih * s.W;
-        for (int64_t j = 0; j < s.KW; ++j) {
-          const float wv = wc[i * s.KW + j];
-          const int64_t base = j * s.DW - s.PW;
-          // ow valid when 0 <= ow * SW + base < W.
-          int64_t lo = base >= 0 ? 0 : (-base + s.SW - 1) / s.SW;
-          int64_t hi = s.W - 1 - base < 0 ? 0 : (s.W - 1 - base) / s.SW + 1;
-          if (hi > s.OW) hi = s.OW;
-          if (lo >= hi) continue;
-          if (s.SW == 1) {
-            const V::R wr = V::set1(wv);
-            int64_t ow = lo;
-            for (; ow + L <= hi; ow += L)
-              V::store(yr + ow, V::fma(wr, V::load(xr + ow + base), V::load(yr + ow)));
-            if (ow < hi) {
-              const int n = int(hi - ow);
-              V::store(yr + ow, V::fma(wr, V::load(xr + ow + base, n), V::load(yr + ow, n)), n);
-            }
-          } else {
-            for (int64_t ow = lo; ow < hi; ++ow) yr[ow] += wv * xr[ow * s.SW + base];
-          }
+        if (!strided) {
+          rows[i].src[0] = xr;
+          rows[i].len[0] = s.W;
+          continue;
+        }
+        for (int64_t ph = 0; ph < SW; ++ph) {
+          const int64_t len = ph < s.W ? (s.W - ph + SW - 1) / SW : 0;
+          for (int64_t t = 0; t < len; ++t) next[t] = xr[t * SW + ph];
+          rows[i].src[ph] = next;
+          rows[i].len[ph] = len;
+          next += len;
         }
       }
-      const float* rr = rc ? rc + oh * s.OW : nullptr;
-      for (int64_t ow = 0; ow < s.OW; ++ow) {
-        float v = yr[ow];
-        if (bias) v += b;
-        if (rr) v += rr[ow];
-        yr[ow] = e.act(v);
+      // Chunks starting in [ow_lo, ow_hi] read every tap inside its row: no masks.
+      int64_t ow_lo = 0, ow_hi = s.OW;
+      for (int64_t j = 0; j < s.KW; ++j) {
+        const int64_t len = strided ? (tap_ph[j] < s.W ? (s.W - tap_ph[j] + SW - 1) / SW : 0) : s.W;
+        if (-tap_q[j] > ow_lo) ow_lo = -tap_q[j];
+        if (len - tap_q[j] - L < ow_hi) ow_hi = len - tap_q[j] - L;
+      }
+      for (int64_t ow0 = 0; ow0 < s.OW; ow0 += L) {
+        const int n = int(s.OW - ow0 < L ? s.OW - ow0 : L);
+        V::R acc = V::zero();
+        if (n == L && ow0 >= ow_lo && ow0 <= ow_hi) {
+          for (int64_t i = 0; i < s.KH; ++i) {
+            if (!rows[i].valid) continue;
+            const float* const* src = rows[i].src;
+            const float* wr = wc + i * s.KW;
+            for (int64_t j = 0; j < s.KW; ++j)
+              acc = V::fma(V::set1(wr[j]), V::load(src[tap_ph[j]] + ow0 + tap_q[j]), acc);
+          }
+        } else {
+          for (int64_t i = 0; i < s.KH; ++i) {
+            if (!rows[i].valid) continue;
+            const conv_detail::DepthwiseRow& row = rows[i];
+            for (int64_t j = 0; j < s.KW; ++j) {
+              const float* src = row.src[tap_ph[j]];
+              const int64_t off = ow0 + tap_q[j], len = row.len[tap_ph[j]];
+              // Lanes u in [a, b) read src[off + u], inside [0, len).
+              int64_t a = -off > 0 ? -off : 0, b = len - off < n ? len - off : n;
+              if (a >= b) continue;
+              const V::R wv = V::set1(wc[i * s.KW + j]);
+              if (a == 0 && b == L)
+                acc = V::fma(wv, V::load(src + off), acc);
+              else
+                acc = V::fma(wv, V::load_range(src + off, int(a), int(b)), acc);
+            }
+          }
+        }
+        if (bias) acc = V::add(acc, V::set1(bias[c]));
+        if (rr) acc = V::add(acc, V::load(rr + ow0, n));
+        acc = ActInRegister<Act>::apply(e.act, acc);
+        V::store(yr + ow0, acc, n);
+        if (!ActInRegister<Act>::kYes)
+          for (int u = 0; u < n; ++u) yr[ow0 + u] = e.act(yr[ow0 + u]);
       }
     }
   });

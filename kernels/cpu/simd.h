@@ -38,6 +38,10 @@ struct V {
   static R set1(float x) { return _mm512_set1_ps(x); }
   static R load(const float* p) { return _mm512_loadu_ps(p); }
   static R load(const float* p, int n) { return _mm512_maskz_loadu_ps(mask(n), p); }
+  /// Lanes [a, b) from p[a..b), zero elsewhere; lanes outside are not read.
+  static R load_range(const float* p, int a, int b) {
+    return _mm512_maskz_loadu_ps(__mmask16(mask(b) & ~mask(a)), p);
+  }
   static void store(float* p, R v) { _mm512_storeu_ps(p, v); }
   static void store(float* p, R v, int n) { _mm512_mask_storeu_ps(p, mask(n), v); }
   static R fma(R a, R b, R c) { return _mm512_fmadd_ps(a, b, c); }
@@ -47,7 +51,7 @@ struct V {
   // The masked forms: GCC 12's unmasked ones trip -Wmaybe-uninitialized in its own header.
   static R max(R a, R b) { return _mm512_maskz_max_ps(__mmask16(0xFFFF), a, b); }
   static R min(R a, R b) { return _mm512_maskz_min_ps(__mmask16(0xFFFF), a, b); }
-  static __mmask16 mask(int n) { return __mmask16((1u << n) - 1u); }
+  static __mmask16 mask(int n) { return __mmask16((1u << n) - 1u); }  // n in [0, 16]
 };
 
 #elif defined(KILN_CPU_AVX2)
@@ -60,6 +64,9 @@ struct V {
   static R set1(float x) { return _mm256_set1_ps(x); }
   static R load(const float* p) { return _mm256_loadu_ps(p); }
   static R load(const float* p, int n) { return _mm256_maskload_ps(p, mask(n)); }
+  static R load_range(const float* p, int a, int b) {
+    return _mm256_maskload_ps(p, _mm256_andnot_si256(mask(a), mask(b)));
+  }
   static void store(float* p, R v) { _mm256_storeu_ps(p, v); }
   static void store(float* p, R v, int n) { _mm256_maskstore_ps(p, mask(n), v); }
   static R fma(R a, R b, R c) { return _mm256_fmadd_ps(a, b, c); }
@@ -86,6 +93,11 @@ struct V {
   static R load(const float* p, int n) {
     R r = zero();
     for (int i = 0; i < n; ++i) r.v[i] = p[i];
+    return r;
+  }
+  static R load_range(const float* p, int a, int b) {
+    R r = zero();
+    for (int i = a; i < b; ++i) r.v[i] = p[i];
     return r;
   }
   static void store(float* p, R v) {
