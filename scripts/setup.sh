@@ -30,7 +30,7 @@ done
 
 packages=(build-essential cmake ninja-build pkg-config git llvm-14-tools libprotobuf-dev protobuf-compiler
   libonnx-dev libcli11-dev nlohmann-json3-dev libfmt-dev libgtest-dev python3-onnx
-  python3-numpy clang libclang-rt-14-dev)
+  python3-numpy clang libclang-rt-14-dev libbenchmark-dev qemu-user)
 # Node 20 (e.g. from NodeSource) may already be installed; Debian's nodejs/npm would conflict.
 if ! command -v node >/dev/null 2>&1; then
   packages+=(nodejs npm)

@@ -97,8 +97,8 @@ inline void pack_im2col(const Conv2dShape& s, const float* x, int64_t k0, int64_
 }  // namespace conv_detail
 
 /// Scratch floats conv2d_f32 needs for `threads` threads.
-inline int64_t conv2d_scratch_floats(int threads) {
-  return kGemmPackFloats * threads;
+inline int64_t conv2d_scratch_floats(const Conv2dShape& s, int threads) {
+  return gemm_pack_floats(s.OH * s.OW, s.C / s.group * s.KH * s.KW) * threads;
 }
 
 /// Floats of the packed weights of conv2d_f32: per group, pack_a of its [M/G, C/G*KH*KW] rows.

@@ -32,8 +32,14 @@ constexpr int64_t kKC = 256;           // rows of B per packed block (a panel: 3
 constexpr int64_t kNC = 8 * kNR;       // columns of B per packed block
 constexpr int64_t kMC = 16 * kMR;      // rows of A per work unit when M is split
 
-/// Bytes of run-time packing scratch one thread needs (one kKC x kNC block).
-constexpr int64_t kGemmPackFloats = kKC * kNC;
+/// Floats of run-time packing scratch one thread needs for an N-column, K-deep product: one
+/// block of at most kKC x kNC, no bigger than the product needs (small models stay small).
+inline int64_t gemm_pack_floats(int64_t N, int64_t K) {
+  const int64_t kc = K < kKC ? K : kKC;
+  const int64_t n = (N + kNR - 1) / kNR * kNR;
+  const int64_t nc = n < kNC ? n : kNC;
+  return (kc * nc + 15) / 16 * 16;
+}
 
 /// What the epilogue adds to a finished tile, in this order: row_bias[m] (per output row, e.g.
 /// a conv's per-channel bias), col_bias[n] (a Gemm bias row), residual (same layout as C with
@@ -75,6 +81,24 @@ struct ActInRegister<kiln_ref::Clip<float>> {
   static constexpr bool kYes = true;
   static V::R apply(const kiln_ref::Clip<float>& c, V::R v) {
     return V::min(V::set1(c.hi), V::max(V::set1(c.lo), v));
+  }
+};
+
+/// The same operations as kiln_ref's scalar functors, lane by lane: bit-identical results.
+template <>
+struct ActInRegister<kiln_ref::HardSigmoid> {
+  static constexpr bool kYes = true;
+  static V::R apply(const kiln_ref::HardSigmoid& h, V::R x) {
+    const V::R v = V::add(V::mul(V::set1(h.alpha), x), V::set1(h.beta));
+    return V::min(V::set1(1.0f), V::max(V::zero(), v));  // NaN v stays NaN
+  }
+};
+template <>
+struct ActInRegister<kiln_ref::HardSwish> {
+  static constexpr bool kYes = true;
+  static V::R apply(const kiln_ref::HardSwish&, V::R x) {
+    const V::R v = V::add(V::mul(x, V::set1(float(1.0 / 6.0))), V::set1(0.5f));
+    return V::mul(x, V::min(V::set1(1.0f), V::max(V::zero(), v)));  // NaN x: NaN
   }
 };
 
@@ -219,7 +243,7 @@ struct Panels {
 
 /// The blocked driver: C[M, N] = A[M, K] * B[K, N], then the epilogue. `ap` is A packed
 /// (pack_a); B comes from `panel(k0, kc, n0, nc, buf)`, which returns the block of rows
-/// [k0, k0 + kc) x columns [n0, n0 + nc) as panels, packing into buf (kGemmPackFloats floats
+/// [k0, k0 + kc) x columns [n0, n0 + nc) as panels, packing into buf (gemm_pack_floats(N, K) floats
 /// of this thread's scratch) when it must. Work units are column blocks x row chunks.
 template <class Act, class PanelFn>
 inline void gemm_packed_a(int64_t M, int64_t N, int64_t K, const float* ap, PanelFn panel,
@@ -240,7 +264,7 @@ inline void gemm_packed_a(int64_t M, int64_t N, int64_t K, const float* ap, Pane
     const int64_t n0 = (unit / m_blocks) * kNC, mb0 = (unit % m_blocks) * m_chunk;
     const int64_t nc = N - n0 < kNC ? N - n0 : kNC;
     const int64_t mb1 = M < mb0 + m_chunk ? M : mb0 + m_chunk;
-    float* buf = scratch ? scratch + int64_t(tid) * kGemmPackFloats : nullptr;
+    float* buf = scratch ? scratch + int64_t(tid) * gemm_pack_floats(N, K) : nullptr;
     // K == 0 runs once with kc == 0: the epilogue of zeros.
     for (int64_t k0 = 0; k0 < K || k0 == 0; k0 += kKC) {
       const int64_t kc = K - k0 < kKC ? K - k0 : kKC;
@@ -262,8 +286,8 @@ inline void gemm_packed_a(int64_t M, int64_t N, int64_t K, const float* ap, Pane
 }
 
 /// Scratch floats gemm_f32 needs (packed A, then one B block per thread).
-inline int64_t gemm_f32_scratch_floats(int64_t M, int64_t K, int threads) {
-  return packed_a_floats(M, K) + kGemmPackFloats * threads;
+inline int64_t gemm_f32_scratch_floats(int64_t M, int64_t N, int64_t K, int threads) {
+  return packed_a_floats(M, K) + gemm_pack_floats(N, K) * threads;
 }
 
 /// Scratch floats gemm_f32_packed_b needs (packed A).

@@ -466,6 +466,11 @@ std::string manifest(const Model& model, const Program& p, const CompileOptions&
   j["target"] = p.target.name;
   j["target_requested"] = o.target;
   j["kernel_isa"] = p.target.kernelIsa();
+  // What a build of model.cc outside the generated CMakeLists.txt must pass.
+  auto flags = nlohmann::ordered_json::array({"-std=c++17", "-ffp-contract=off"});
+  for (const auto& f : p.target.compilerFlags()) flags.push_back(f);
+  if (p.usesThreadPool) flags.push_back("-pthread");
+  j["cxx_flags"] = flags;
   j["threads"] = p.threads;
   j["options"] = {{"opt_level", o.optLevel},
                   {"weights", o.weights == WeightsMode::External ? "external" : "embedded"},

@@ -22,8 +22,12 @@ Tiles tilesFor(const Target& t) {
   }
 }
 
-constexpr int64_t kKC = 256;  // kernels/cpu/gemm.h kKC
-int64_t packFloatsPerThread(const Tiles& t) { return kKC * 8 * t.nr; }
+/// gemm_pack_floats of kernels/cpu/gemm.h: one thread's B block for an N x K product.
+int64_t packFloatsPerThread(int64_t N, int64_t K, const Tiles& t) {
+  const int64_t kKC = 256, kNC = 8 * t.nr;
+  const int64_t kc = std::min(K, kKC), nc = std::min((N + t.nr - 1) / t.nr * t.nr, kNC);
+  return (kc * nc + 15) / 16 * 16;
+}
 
 int64_t packedAFloats(int64_t M, int64_t K, const Tiles& t) {
   return ((M + t.mr - 1) / t.mr * t.mr * K + 15) / 16 * 16;
@@ -150,7 +154,8 @@ Expected<bool> emitCpuConv(const Node& n, EmitContext& ctx, bool fused) {
     packA(wsrc + g * Mg * K, K, Mg, K, tiles, packed.data() + g * perGroup);
   std::string wp = ctx.derivedWeight(
       Tensor::fromVector(DType::F32, {int64_t(packed.size())}, packed));
-  std::string scratch = floatScratch(ctx, packFloatsPerThread(tiles) * ctx.threads());
+  std::string scratch = floatScratch(
+      ctx, packFloatsPerThread(s[7] * s[8], K, tiles) * ctx.threads());
   useCpuHeaders(ctx, "kiln_cpu/conv.h");
   ctx.call("kiln_cpu::conv2d_f32__" + tileName(target),
            tileCheck(target) +
@@ -206,7 +211,7 @@ Expected<bool> emitCpuGemm(const Node& n, EmitContext& ctx, bool fused) {
   }
   if (transB) return false;
   std::string scratch =
-      floatScratch(ctx, packedAFloats(M, K, tiles) + packFloatsPerThread(tiles) * ctx.threads());
+      floatScratch(ctx, packedAFloats(M, K, tiles) + packFloatsPerThread(N, K, tiles) * ctx.threads());
   ctx.call("kiln_cpu::gemm_f32__" + tileName(target),
            fmt::format("kiln_cpu::gemm_f32({}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {});", M, N,
                        K, ctx.input(0), K, ctx.input(1), N, ctx.output(0), N, epi, scratch,
@@ -249,7 +254,7 @@ Expected<bool> emitCpuMatMul(const Node& n, EmitContext& ctx, bool fused) {
   std::string epi = fmt::format("kiln_cpu::make_epilogue({}, {}, {}, {}, {})", act, nullFloat(),
                                 colBias, residual, N);
   std::string scratch =
-      floatScratch(ctx, packedAFloats(M, K, tiles) + packFloatsPerThread(tiles) * ctx.threads());
+      floatScratch(ctx, packedAFloats(M, K, tiles) + packFloatsPerThread(N, K, tiles) * ctx.threads());
   ctx.call("kiln_cpu::matmul_f32__" + tileName(target),
            fmt::format("kiln_cpu::matmul_f32({}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {});",
                        g.batch.size(), ctx.constArray(g.batch), ctx.constArray(g.aStrides),

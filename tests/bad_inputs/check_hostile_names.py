@@ -6,6 +6,7 @@ Usage: /usr/bin/python3 tests/bad_inputs/check_hostile_names.py KILN
 It must compile (names never reach the generated source raw: it builds with -Wall -Wextra
 -Werror), run, and write one distinct .npy per output with the right values. Exits 1 on failure.
 """
+import json
 import os
 import subprocess
 import sys
@@ -47,8 +48,10 @@ def main():
         proc = subprocess.run([kiln, "compile", path, "-o", out], capture_output=True, text=True)
         if proc.returncode != 0:
             sys.exit(f"check_hostile_names: compile failed: {proc.stderr.strip()}")
+        with open(os.path.join(out, "manifest.json")) as f:
+            cxx_flags = json.load(f)["cxx_flags"]  # the target's -march, -pthread
         for cxx in ("g++", "clang++"):
-            proc = subprocess.run([cxx, "-std=c++17", "-Wall", "-Wextra", "-Werror", "-I", out,
+            proc = subprocess.run([cxx] + cxx_flags + ["-Wall", "-Wextra", "-Werror", "-I", out,
                                    "-c", os.path.join(out, "model.cc"), "-o", os.devnull],
                                   capture_output=True, text=True)
             if proc.returncode != 0:

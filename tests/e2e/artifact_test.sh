@@ -26,9 +26,11 @@ out="$("$work/classify" "$repo/models/example_triangle.npy" "$repo/models/shapes
 echo "$out"
 grep -q "triangle (p = 0.99" <<<"$out" || { echo "FAIL: wrong classification"; exit 1; }
 # The generated code compiles warning-free with -Wall -Wextra -Werror under g++ and clang++.
+# (with the flags the manifest lists for the artifact's target)
+read -r -a cxx_flags <<<"$(/usr/bin/python3 -c 'import json,sys; print(" ".join(json.load(open(sys.argv[1]))["cxx_flags"]))' "$work/a/out/manifest.json")"
 for cxx in g++ clang++; do
   command -v "$cxx" >/dev/null || continue
-  "$cxx" -std=c++17 -Wall -Wextra -Werror -I"$work/a/out" -c "$work/a/out/model.cc" -o /dev/null
+  "$cxx" "${cxx_flags[@]}" -Wall -Wextra -Werror -I"$work/a/out" -c "$work/a/out/model.cc" -o /dev/null
 done
 echo "ok: model.cc is warning-free"
 # run twice: bit-identical outputs; logits match the torch reference within 1e-4.

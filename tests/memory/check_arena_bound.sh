@@ -13,11 +13,15 @@ trap 'rm -rf "$work"' EXIT
 "$kiln" compile "$model" -o "$work/m" --name m --no-build "$@" >/dev/null
 cd "$work/m"
 san=(-fsanitize=address,undefined -fno-sanitize-recover=all -O2)
+# The target's flags, as the manifest lists them (-march=..., -pthread for the thread pool).
+read -r -a cxx_flags <<<"$(/usr/bin/python3 -c 'import json; print(" ".join(json.load(open("manifest.json"))["cxx_flags"]))')"
 objs=()
 for src in model.cc $(ls weights.S 2>/dev/null); do
-  c++ -std=c++17 "${san[@]}" -I. -c "$src" -o "$work/$(basename "$src").o"
+  flags=("${cxx_flags[@]}")
+  [[ $src == *.S ]] && flags=()
+  c++ "${flags[@]}" "${san[@]}" -I. -c "$src" -o "$work/$(basename "$src").o"
   objs+=("$work/$(basename "$src").o")
 done
 cc -std=c11 "${san[@]}" -I. -c "$repo/tests/memory/guard_page.c" -o "$work/guard_page.o"
-c++ "${san[@]}" "$work/guard_page.o" "${objs[@]}" -o "$work/guard_page"
+c++ "${san[@]}" -pthread "$work/guard_page.o" "${objs[@]}" -o "$work/guard_page"
 ASAN_OPTIONS=detect_leaks=1 "$work/guard_page"

@@ -1,0 +1,264 @@
+// Benchmarks of the optimized f32 CPU kernels (kernels/cpu): GEMM and convolution GFLOP/s on
+// square and model-shaped problems, each also as a percentage of this core's FMA peak, which
+// the same binary measures with a 12-accumulator FMA loop.
+//
+// Build and run (1 thread; built with -O2 -march=x86-64-v4 -ffp-contract=off, so it needs an
+// AVX-512 CPU):
+//   ninja -C build kiln_kernels_bench
+//   build/bench/kiln_kernels_bench                        # all benchmarks
+//   build/bench/kiln_kernels_bench --benchmark_filter=gemm_packed_b/1024
+//   KILN_BENCH_THREADS=2 build/bench/kiln_kernels_bench   # on a thread pool of 2
+// Counters: GFLOPS (2*M*N*K per iteration over wall time) and pct_peak (GFLOPS as a percentage
+// of peak_gflops, the measured FMA peak times the thread count).
+#include <benchmark/benchmark.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "kiln_cpu/conv.h"
+#include "kiln_cpu/gemm.h"
+#include "kiln_cpu/parallel.h"
+#include "kiln_cpu/simd.h"
+#include "kiln_ref/activation.h"
+
+namespace {
+
+using kiln_cpu::V;
+
+constexpr int kPeakAccumulators = 12;
+
+/// iters rounds of kPeakAccumulators independent FMAs (enough in flight to cover the FMA
+/// latency on every current x86 core), 2 * kLanes flops each. Returns a sum of the
+/// accumulators so the loop cannot be dropped; callers launder `scale` (benchmark's
+/// DoNotOptimize) so that calls cannot be hoisted or merged either.
+__attribute__((noinline)) float fmaLoop(int64_t iters, float scale) {
+  V::R acc[kPeakAccumulators];
+  KILN_CPU_UNROLL
+  for (int r = 0; r < kPeakAccumulators; ++r) acc[r] = V::set1(1.0f + 0.001f * float(r));
+  const V::R m = V::set1(scale), a = V::set1(1e-7f);
+  for (int64_t i = 0; i < iters; ++i) {
+    KILN_CPU_UNROLL
+    for (int r = 0; r < kPeakAccumulators; ++r) acc[r] = V::fma(acc[r], m, a);
+  }
+  V::R sum = acc[0];
+  KILN_CPU_UNROLL
+  for (int r = 1; r < kPeakAccumulators; ++r) sum = V::add(sum, acc[r]);
+  float lanes[V::kLanes];
+  V::store(lanes, sum);
+  return lanes[0];
+}
+
+constexpr double kFlopsPerFmaRound = 2.0 * kPeakAccumulators * V::kLanes;
+
+/// One core's FMA peak in GFLOP/s: the best of several timed runs of fmaLoop.
+double corePeakGflops() {
+  static const double peak = [] {
+    double best = 0;
+    for (int rep = 0; rep < 5; ++rep) {
+      const int64_t iters = 20'000'000;
+      float scale = 0.9999999f;
+      benchmark::DoNotOptimize(scale);
+      const auto t0 = std::chrono::steady_clock::now();
+      benchmark::DoNotOptimize(fmaLoop(iters, scale));
+      const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      best = std::max(best, kFlopsPerFmaRound * double(iters) / s * 1e-9);
+    }
+    return best;
+  }();
+  return peak;
+}
+
+int benchThreads() {
+  const char* env = std::getenv("KILN_BENCH_THREADS");
+  const int t = env ? std::atoi(env) : 1;
+  return t < 1 ? 1 : t;
+}
+
+/// The pool every benchmark runs on (null for one thread: the kernels run on the caller).
+kiln_cpu::ThreadPool* benchPool() {
+  static kiln_cpu::ThreadPool pool;
+  static const bool started = pool.start(benchThreads());
+  (void)started;
+  return benchThreads() > 1 ? &pool : nullptr;
+}
+
+std::vector<float> randomFloats(int64_t n, uint32_t seed) {
+  std::vector<float> v(static_cast<size_t>(n));
+  uint32_t s = seed;
+  for (float& x : v) {
+    s = s * 1664525u + 1013904223u;
+    x = float(s >> 8) / float(1u << 24) - 0.5f;
+  }
+  return v;
+}
+
+/// Times a benchmark's iteration loop on the wall clock (the benchmarks use real time: the
+/// kernels may run on a pool) for counters in plain GFLOP/s rather than a rate per second.
+struct WallTimer {
+  std::chrono::steady_clock::time_point t0 = std::chrono::steady_clock::now();
+  double seconds() const {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  }
+};
+
+/// GFLOPS and pct_peak (of the measured FMA peak times the thread count) for a finished loop.
+void setFlopCounters(benchmark::State& state, const WallTimer& timer, double flops_per_iter) {
+  const double gflops = flops_per_iter * double(state.iterations()) / timer.seconds() * 1e-9;
+  state.counters["GFLOPS"] = gflops;
+  state.counters["pct_peak"] = 100.0 * gflops / (corePeakGflops() * benchThreads());
+}
+
+void BM_PeakFma(benchmark::State& state) {
+  const int64_t iters = 1 << 20;
+  const WallTimer timer;
+  for (auto _ : state) {
+    float scale = 0.9999999f;
+    benchmark::DoNotOptimize(scale);
+    benchmark::DoNotOptimize(fmaLoop(iters, scale));
+  }
+  state.counters["GFLOPS"] =
+      kFlopsPerFmaRound * double(iters) * double(state.iterations()) / timer.seconds() * 1e-9;
+}
+
+/// C = A * B with B packed ahead (pack_b_panels), as for MatMul/Gemm with constant weights.
+void BM_GemmPackedB(benchmark::State& state, int64_t M, int64_t N, int64_t K) {
+  const std::vector<float> a = randomFloats(M * K, 1), b = randomFloats(K * N, 2);
+  std::vector<float> panels(size_t(kiln_cpu::packed_b_floats(K, N))), c(size_t(M * N));
+  std::vector<float> scratch(size_t(kiln_cpu::gemm_f32_packed_b_scratch_floats(M, K)));
+  kiln_cpu::pack_b_panels(b.data(), K, N, panels.data());
+  const auto e = kiln_cpu::make_epilogue(kiln_ref::NoActivation{}, nullptr, nullptr, nullptr, 0);
+  const WallTimer timer;
+  for (auto _ : state) {
+    kiln_cpu::gemm_f32_packed_b(M, N, K, a.data(), K, panels.data(), c.data(), N, e, scratch.data(),
+                                benchPool());
+    benchmark::ClobberMemory();
+  }
+  setFlopCounters(state, timer, 2.0 * double(M) * double(N) * double(K));
+}
+
+/// C = A * B with both operands packed at run time (B an activation).
+void BM_GemmF32(benchmark::State& state, int64_t M, int64_t N, int64_t K) {
+  const std::vector<float> a = randomFloats(M * K, 1), b = randomFloats(K * N, 2);
+  std::vector<float> c(size_t(M * N));
+  std::vector<float> scratch(
+      size_t(kiln_cpu::gemm_f32_scratch_floats(M, N, K, benchPool() ? benchPool()->size() : 1)));
+  const auto e = kiln_cpu::make_epilogue(kiln_ref::NoActivation{}, nullptr, nullptr, nullptr, 0);
+  const WallTimer timer;
+  for (auto _ : state) {
+    kiln_cpu::gemm_f32(M, N, K, a.data(), K, b.data(), N, c.data(), N, e, scratch.data(),
+                       benchPool());
+    benchmark::ClobberMemory();
+  }
+  setFlopCounters(state, timer, 2.0 * double(M) * double(N) * double(K));
+}
+
+/// conv2d_f32 (implicit GEMM) with bias and Relu, batch 1, square input, "same" padding.
+void BM_Conv(benchmark::State& state, int64_t C, int64_t HW, int64_t M, int64_t k, int64_t stride) {
+  const int64_t pad = k / 2, out = (HW + 2 * pad - k) / stride + 1;
+  const kiln_cpu::Conv2dShape s{1, C, HW, HW, M, k, k, out, out, stride, stride, 1, 1, pad, pad, 1};
+  const std::vector<float> x = randomFloats(C * HW * HW, 3), w = randomFloats(M * C * k * k, 4);
+  const std::vector<float> bias = randomFloats(M, 5);
+  std::vector<float> wp(size_t(kiln_cpu::conv2d_packed_weight_floats(s))), y(size_t(M * out * out));
+  std::vector<float> scratch(
+      size_t(kiln_cpu::conv2d_scratch_floats(s, benchPool() ? benchPool()->size() : 1)));
+  kiln_cpu::conv2d_pack_weights(s, w.data(), wp.data());
+  const auto e = kiln_cpu::make_epilogue(kiln_ref::Relu{}, nullptr, nullptr, nullptr, 0);
+  const WallTimer timer;
+  for (auto _ : state) {
+    kiln_cpu::conv2d_f32(s, x.data(), wp.data(), bias.data(), y.data(), e, scratch.data(),
+                         benchPool());
+    benchmark::ClobberMemory();
+  }
+  setFlopCounters(state, timer, 2.0 * double(M) * double(C * k * k) * double(out * out));
+}
+
+/// depthwise_conv2d_f32, 3x3 "same", with bias and Relu (MobileNetV2's shapes).
+void BM_Depthwise(benchmark::State& state, int64_t C, int64_t HW, int64_t stride) {
+  const int64_t out = (HW + 2 - 3) / stride + 1;
+  const kiln_cpu::Conv2dShape s{1, C, HW, HW, C, 3, 3, out, out, stride, stride, 1, 1, 1, 1, C};
+  const std::vector<float> x = randomFloats(C * HW * HW, 6), w = randomFloats(C * 9, 7);
+  const std::vector<float> bias = randomFloats(C, 8);
+  std::vector<float> y(size_t(C * out * out));
+  const auto e = kiln_cpu::make_epilogue(kiln_ref::Relu{}, nullptr, nullptr, nullptr, 0);
+  const WallTimer timer;
+  for (auto _ : state) {
+    kiln_cpu::depthwise_conv2d_f32(s, x.data(), w.data(), bias.data(), y.data(), e, benchPool());
+    benchmark::ClobberMemory();
+  }
+  setFlopCounters(state, timer, 2.0 * double(C) * 9.0 * double(out * out));
+}
+
+std::string dims(int64_t M, int64_t N, int64_t K) {
+  return std::to_string(M) + "x" + std::to_string(N) + "x" + std::to_string(K);
+}
+
+void registerAll() {
+  benchmark::RegisterBenchmark("peak_fma_12acc", BM_PeakFma)
+      ->UseRealTime()
+      ->Unit(benchmark::kMicrosecond);
+  struct Shape {
+    const char* model;
+    int64_t M, N, K;
+  };
+  const Shape gemms[] = {
+      {"square", 256, 256, 256},       {"square", 512, 512, 512},
+      {"square", 1024, 1024, 1024},    {"bert_qkv_out", 128, 768, 768},
+      {"bert_ffn_up", 128, 3072, 768}, {"bert_ffn_down", 128, 768, 3072},
+  };
+  for (const Shape& g : gemms)
+    benchmark::RegisterBenchmark(("gemm_packed_b/" + dims(g.M, g.N, g.K) + "/" + g.model).c_str(),
+                                 BM_GemmPackedB, g.M, g.N, g.K)
+        ->UseRealTime()
+        ->Unit(benchmark::kMillisecond);
+  for (int64_t n : {256, 512, 1024})
+    benchmark::RegisterBenchmark(("gemm_f32/" + dims(n, n, n) + "/square").c_str(), BM_GemmF32, n,
+                                 n, n)
+        ->UseRealTime()
+        ->Unit(benchmark::kMillisecond);
+  struct ConvShape {
+    const char* name;
+    int64_t C, HW, M, k, stride;
+  };
+  const ConvShape convs[] = {
+      {"resnet50_1x64x56x56_3x3_64", 64, 56, 64, 3, 1},
+      {"resnet50_1x256x56x56_1x1_64", 256, 56, 64, 1, 1},
+      {"resnet50_1x64x56x56_1x1_256", 64, 56, 256, 1, 1},
+      {"resnet50_1x128x28x28_3x3_128", 128, 28, 128, 3, 1},
+      {"resnet50_1x512x7x7_3x3_512", 512, 7, 512, 3, 1},
+      {"resnet50_1x3x224x224_7x7s2_64", 3, 224, 64, 7, 2},
+  };
+  for (const ConvShape& c : convs)
+    benchmark::RegisterBenchmark((std::string("conv2d_f32/") + c.name).c_str(), BM_Conv, c.C, c.HW,
+                                 c.M, c.k, c.stride)
+        ->UseRealTime()
+        ->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark("depthwise_f32/mobilenetv2_1x144x56x56_3x3", BM_Depthwise, 144, 56,
+                               1)
+      ->UseRealTime()
+      ->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark("depthwise_f32/mobilenetv2_1x144x56x56_3x3s2", BM_Depthwise, 144, 56,
+                               2)
+      ->UseRealTime()
+      ->Unit(benchmark::kMillisecond);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::AddCustomContext("kiln_cpu_isa", KILN_CPU_ISA);
+  benchmark::AddCustomContext("kiln_cpu_tile",
+                              std::to_string(kiln_cpu::kMR) + "x" + std::to_string(kiln_cpu::kNR));
+  benchmark::AddCustomContext("threads", std::to_string(benchThreads()));
+  benchmark::AddCustomContext("core_peak_gflops", std::to_string(corePeakGflops()));
+  registerAll();
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

@@ -1,0 +1,561 @@
+// Tests of the optimized f32 CPU kernels (kernels/cpu: GEMM, batched MatMul, conv, depthwise
+// conv, max pool) against the reference kernels (kernels/ref) on shapes at the edges of the
+// register and cache tiles. Built once per SIMD layer (AVX-512, AVX2, portable);
+// KILN_EXPECT_ISA names the one this binary must have. Exact data must match kiln_ref bit for
+// bit, random data within a dot product's rounding bound (cpu_kernels_check.h);
+// gemm_f32 and gemm_f32_packed_b must agree bit for bit, and every kernel must give
+// bit-identical results at 1, 2 and 3 threads.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <limits>
+#include <ostream>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "cpu_kernels_check.h"
+#include "kiln_cpu/conv.h"
+#include "kiln_cpu/gemm.h"
+#include "kiln_cpu/parallel.h"
+#include "kiln_cpu/pool.h"
+#include "kiln_ref/activation.h"
+#include "kiln_ref/conv.h"
+#include "kiln_ref/epilogue.h"
+#include "kiln_ref/gemm.h"
+#include "kiln_ref/pool.h"
+
+#ifndef KILN_EXPECT_ISA
+#error "build with -DKILN_EXPECT_ISA=\"avx512\" / \"avx2\" / \"generic\""
+#endif
+
+namespace {
+
+using namespace kiln_cpu_test;
+using kiln_cpu::kMR;
+using kiln_cpu::kNR;
+
+// ---------------------------------------------------------------------------------------------
+// GEMM
+
+struct GemmCase {
+  int64_t M, N, K;
+  bool row_bias = false, col_bias = false, residual = false;
+  int64_t pad = 0;  // extra columns in lda, ldb, ldc and ld_residual
+};
+
+std::string describe(const GemmCase& g) {
+  return "M=" + std::to_string(g.M) + " N=" + std::to_string(g.N) + " K=" + std::to_string(g.K) +
+         (g.row_bias ? " row_bias" : "") + (g.col_bias ? " col_bias" : "") +
+         (g.residual ? " residual" : "") + (g.pad ? " padded" : "");
+}
+
+/// Checks gemm_f32 and gemm_f32_packed_b on one case: against kiln_ref::gemm (row bias as its
+/// C operand, column bias and residual through kiln_ref::Epilogue: the same order as the CPU
+/// epilogue), against each other, across thread counts, and for writes outside C.
+template <class Act>
+void checkGemm(const GemmCase& g, Act act, Data data, uint64_t seed) {
+  SCOPED_TRACE(describe(g) + (data == Data::kExact ? " exact" : " random"));
+  const int64_t M = g.M, N = g.N, K = g.K;
+  const int64_t lda = K + g.pad, ldb = N + g.pad, ldc = N + g.pad, ldr = N + g.pad + 1;
+  Rng rng{seed};
+  const Vec a = filled(M * lda, data, rng), b = filled(K * ldb, data, rng);
+  const Vec rb = filled(M, data, rng), cb = filled(N, data, rng), res = filled(M * ldr, data, rng);
+  Vec ac(size_t(M * K)), bc(size_t(K * N)), resc(size_t(M * N));
+  for (int64_t m = 0; m < M; ++m)
+    for (int64_t k = 0; k < K; ++k) ac[size_t(m * K + k)] = a[size_t(m * lda + k)];
+  for (int64_t k = 0; k < K; ++k)
+    for (int64_t n = 0; n < N; ++n) bc[size_t(k * N + n)] = b[size_t(k * ldb + n)];
+  for (int64_t m = 0; m < M; ++m)
+    for (int64_t n = 0; n < N; ++n) resc[size_t(m * N + n)] = res[size_t(m * ldr + n)];
+
+  const float* rbp = g.row_bias ? rb.data() : nullptr;
+  const float* cbp = g.col_bias ? cb.data() : nullptr;
+  Vec want(size_t(M * N));
+  kiln_ref::gemm<float>(
+      M, N, K, false, false, 1.0f, ac.data(), bc.data(), 1.0f, rbp, 1, 0, want.data(),
+      kiln_ref::make_epilogue<float>(act, cbp, g.residual ? resc.data() : nullptr));
+  Vec tol;
+  if (data == Data::kRandom) {
+    const Vec aa = absolute(ac), ab = absolute(bc), arb = absolute(rb), acb = absolute(cb),
+              ares = absolute(resc);
+    Vec abs_sum(size_t(M * N));
+    kiln_ref::gemm<float>(
+        M, N, K, false, false, 1.0f, aa.data(), ab.data(), 1.0f, g.row_bias ? arb.data() : nullptr,
+        1, 0, abs_sum.data(),
+        kiln_ref::make_epilogue<float>(kiln_ref::NoActivation{}, g.col_bias ? acb.data() : nullptr,
+                                       g.residual ? ares.data() : nullptr));
+    tol = dotTolerance(abs_sum, want, K);
+  }
+
+  const auto e = kiln_cpu::make_epilogue(act, rbp, cbp, g.residual ? res.data() : nullptr, ldr);
+  const int64_t c_floats = M * ldc;
+  auto runF32 = [&](kiln_cpu::ThreadPool* p) {
+    const int threads = p ? p->size() : 1;
+    const int64_t used = kiln_cpu::gemm_f32_scratch_floats(M, N, K, threads);
+    Vec c(size_t(c_floats + kGuard), kSentinel), scratch(size_t(used + kGuard), kSentinel);
+    kiln_cpu::gemm_f32(M, N, K, a.data(), lda, b.data(), ldb, c.data(), ldc, e, scratch.data(), p);
+    EXPECT_TRUE(untouched(c, M, N, ldc, c_floats)) << threads << " threads";
+    EXPECT_TRUE(untouched(scratch, 0, 0, 0, used)) << "scratch, " << threads << " threads";
+    return c;
+  };
+  auto runPackedB = [&](kiln_cpu::ThreadPool* p) {
+    Vec panels(size_t(kiln_cpu::packed_b_floats(K, N) + kGuard), kSentinel);
+    kiln_cpu::pack_b_panels(bc.data(), K, N, panels.data());
+    EXPECT_TRUE(untouched(panels, 0, 0, 0, kiln_cpu::packed_b_floats(K, N))) << "pack_b_panels";
+    const int64_t used = kiln_cpu::gemm_f32_packed_b_scratch_floats(M, K);
+    Vec c(size_t(c_floats + kGuard), kSentinel), scratch(size_t(used + kGuard), kSentinel);
+    kiln_cpu::gemm_f32_packed_b(M, N, K, a.data(), lda, panels.data(), c.data(), ldc, e,
+                                scratch.data(), p);
+    EXPECT_TRUE(untouched(c, M, N, ldc, c_floats)) << "packed_b";
+    EXPECT_TRUE(untouched(scratch, 0, 0, 0, used)) << "packed_b scratch";
+    return c;
+  };
+
+  const Vec base = runF32(nullptr);
+  EXPECT_TRUE(near(want, base, M, N, ldc, data == Data::kRandom ? &tol : nullptr));
+  EXPECT_TRUE(identical(base, runPackedB(nullptr))) << "gemm_f32_packed_b vs gemm_f32";
+  for (int t = 1; t <= 3; ++t)
+    EXPECT_TRUE(identical(base, runF32(threadPool(t)))) << t << " threads";
+  EXPECT_TRUE(identical(base, runPackedB(threadPool(3)))) << "gemm_f32_packed_b, 3 threads";
+}
+
+/// The edge values without repeats (kMR + 1 is 13 on AVX-512).
+std::vector<int64_t> distinct(std::vector<int64_t> v) {
+  std::vector<int64_t> r;
+  for (int64_t x : v)
+    if (std::find(r.begin(), r.end(), x) == r.end()) r.push_back(x);
+  return r;
+}
+
+const std::vector<int64_t> kGemmM = distinct({1, kMR - 1, kMR, kMR + 1, 13, 97});
+const int64_t kGemmN[] = {1, kNR - 1, kNR, kNR + 1, 31, 257};
+const int64_t kGemmK[] = {0, 1, 7, 255, 256, 257};
+
+TEST(CpuKernels, BuiltForExpectedIsa) {
+  std::printf("kiln_cpu kernels built for %s: kMR=%d kNR=%d lanes=%d\n", KILN_CPU_ISA, kMR, kNR,
+              kiln_cpu::V::kLanes);
+  EXPECT_STREQ(KILN_CPU_ISA, KILN_EXPECT_ISA);
+  const std::string isa = KILN_EXPECT_ISA;
+  const int mr = isa == "avx512" ? 12 : isa == "avx2" ? 6 : 4;
+  const int nr = isa == "avx512" ? 32 : isa == "avx2" ? 16 : 8;
+  EXPECT_EQ(kMR, mr);
+  EXPECT_EQ(kNR, nr);
+  if (!cpuHasIsa())
+    std::printf("this CPU cannot run the %s kernels: the tests skip\n", KILN_CPU_ISA);
+}
+
+// Every (M, N, K) of the edge lists: plain products on exact data, and a Relu + column bias +
+// residual epilogue on random data with padded leading dimensions.
+class GemmSweep : public ::testing::TestWithParam<std::tuple<int64_t, int64_t>> {};
+
+TEST_P(GemmSweep, MatchesReference) {
+  KILN_REQUIRE_ISA();
+  const auto [M, K] = GetParam();
+  for (int64_t N : kGemmN) {
+    checkGemm(GemmCase{M, N, K}, kiln_ref::NoActivation{}, Data::kExact, uint64_t(M * 1000 + N));
+    GemmCase g{M, N, K, false, true, true, 3};
+    checkGemm(g, kiln_ref::Relu{}, Data::kRandom, uint64_t(K * 7919 + N));
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(CpuKernels, GemmSweep,
+                         ::testing::Combine(::testing::ValuesIn(kGemmM),
+                                            ::testing::ValuesIn(kGemmK)),
+                         [](const auto& info) {
+                           return "M" + std::to_string(std::get<0>(info.param)) + "_K" +
+                                  std::to_string(std::get<1>(info.param));
+                         });
+
+/// Each epilogue's bias/residual combinations on shapes that leave partial tiles in both
+/// directions, cross kNC and kKC, or have no K at all.
+template <class Act>
+void checkEpilogues(Act act) {
+  const int64_t Ms[] = {1, kMR + 1, 13}, Ns[] = {kNR - 1, kNR + 1, 257}, Ks[] = {0, 7, 257};
+  const bool combos[][3] = {{false, false, false},
+                            {true, false, false},
+                            {false, true, false},
+                            {false, false, true},
+                            {true, true, true}};
+  uint64_t seed = 1;
+  for (const auto& bias : combos)
+    for (int64_t M : Ms)
+      for (int64_t N : Ns)
+        for (int64_t K : Ks) {
+          const GemmCase g{M, N, K, bias[0], bias[1], bias[2], 1};
+          checkGemm(g, act, Data::kExact, ++seed);
+          checkGemm(g, act, Data::kRandom, ++seed);
+        }
+}
+
+TEST(CpuKernels, GemmEpilogueNone) {
+  KILN_REQUIRE_ISA();
+  checkEpilogues(kiln_ref::NoActivation{});
+}
+TEST(CpuKernels, GemmEpilogueRelu) {
+  KILN_REQUIRE_ISA();
+  checkEpilogues(kiln_ref::Relu{});
+}
+TEST(CpuKernels, GemmEpilogueClip) {
+  KILN_REQUIRE_ISA();
+  checkEpilogues(kiln_ref::Clip<float>{-0.75f, 1.25f});
+}
+TEST(CpuKernels, GemmEpilogueSigmoid) {  // not in registers: the scalar pass over the tile
+  KILN_REQUIRE_ISA();
+  checkEpilogues(kiln_ref::Sigmoid{});
+}
+
+// M large enough that the driver splits rows into chunks (kMC) when threads outnumber column
+// blocks; the split changes with the thread count, the results must not.
+TEST(CpuKernels, GemmRowChunks) {
+  KILN_REQUIRE_ISA();
+  const int64_t M = 2 * kiln_cpu::kMC + kMR + 1;
+  checkGemm(GemmCase{M, 40, 300, true, true, true, 2}, kiln_ref::Relu{}, Data::kRandom, 5);
+  checkGemm(GemmCase{M, kNR + 3, 9, false, true, false}, kiln_ref::Sigmoid{}, Data::kExact, 6);
+}
+
+// NaN and infinities propagate as in the reference (x86 max/min keep NaN in Relu and Clip).
+TEST(CpuKernels, GemmSpecialValues) {
+  KILN_REQUIRE_ISA();
+  const float inf = std::numeric_limits<float>::infinity(), nan = std::nanf("");
+  const int64_t M = kMR + 2, N = kNR + 5, K = 9;
+  Rng rng{77};
+  Vec a = filled(M * K, Data::kExact, rng), b = filled(K * N, Data::kExact, rng);
+  a[1 * K + 2] = inf;
+  a[3 * K + 4] = -inf;
+  a[5 * K + 0] = nan;
+  b[6 * N + 7] = nan;
+  b[2 * N + 1] = inf;
+  const Vec cb = filled(N, Data::kExact, rng);
+  auto check = [&](auto act) {
+    Vec want(size_t(M * N));
+    kiln_ref::gemm<float>(M, N, K, false, false, 1.0f, a.data(), b.data(), 0.0f, nullptr, 0, 0,
+                          want.data(), kiln_ref::make_epilogue<float>(act, cb.data(), nullptr));
+    Vec got(size_t(M * N)), scratch(size_t(kiln_cpu::gemm_f32_scratch_floats(M, N, K, 1)));
+    kiln_cpu::gemm_f32(M, N, K, a.data(), K, b.data(), N, got.data(), N,
+                       kiln_cpu::make_epilogue(act, nullptr, cb.data(), nullptr, 0), scratch.data(),
+                       nullptr);
+    EXPECT_TRUE(near(want, got, M, N, N, nullptr));
+  };
+  check(kiln_ref::NoActivation{});
+  check(kiln_ref::Relu{});
+  check(kiln_ref::Clip<float>{-1.0f, 1.0f});
+  check(kiln_ref::Clip<float>{1.0f, -1.0f});  // lo > hi gives hi
+  check(kiln_ref::Sigmoid{});
+}
+
+// ---------------------------------------------------------------------------------------------
+// Convolution
+
+struct ConvCase {
+  const char* name;
+  int64_t N, C, H, W, M, KH, KW, SH, SW, DH, DW;
+  int64_t pt, pl, pb, pr;  // begin (top, left) and end (bottom, right) pads
+  int64_t group;
+};
+
+void PrintTo(const ConvCase& c, std::ostream* os) {
+  *os << c.name;
+}
+
+kiln_cpu::Conv2dShape shapeOf(const ConvCase& c) {
+  const int64_t OH = (c.H + c.pt + c.pb - c.DH * (c.KH - 1) - 1) / c.SH + 1;
+  const int64_t OW = (c.W + c.pl + c.pr - c.DW * (c.KW - 1) - 1) / c.SW + 1;
+  return kiln_cpu::Conv2dShape{c.N, c.C,  c.H,  c.W,  c.M,  c.KH, c.KW, OH,
+                               OW,  c.SH, c.SW, c.DH, c.DW, c.pt, c.pl, c.group};
+}
+
+/// kiln_ref::conv_fused on the case: rank 1 (W only) for a 1-D case given as H = 1, so the
+/// oracle sees the 1-D problem itself.
+template <class Act>
+void refConv(const ConvCase& c, const kiln_cpu::Conv2dShape& s, const float* x, const float* w,
+             const float* bias, const float* residual, Act act, float* y) {
+  const bool one_d = c.H == 1 && c.KH == 1 && c.pt == 0 && c.pb == 0;
+  const int64_t in2[] = {c.H, c.W}, k2[] = {c.KH, c.KW}, o2[] = {s.OH, s.OW};
+  const int64_t st2[] = {c.SH, c.SW}, d2[] = {c.DH, c.DW}, p2[] = {c.pt, c.pl, c.pb, c.pr};
+  const int64_t p1[] = {c.pl, c.pr};
+  const int r = one_d ? 1 : 2, o = one_d ? 1 : 0;
+  kiln_ref::conv_fused<float>(r, c.N, c.C, in2 + o, c.M, k2 + o, o2 + o, st2 + o, d2 + o,
+                              one_d ? p1 : p2, c.group, x, w, bias, y,
+                              kiln_ref::make_epilogue<float>(act, nullptr, residual));
+}
+
+/// conv2d_f32 (and depthwise_conv2d_f32 when group == C == M) against kiln_ref on one case,
+/// across thread counts, and for writes outside y and the scratch.
+template <class Act>
+void checkConv(const ConvCase& c, Act act, bool with_bias, bool with_residual, Data data,
+               uint64_t seed) {
+  SCOPED_TRACE(std::string(c.name) + (with_bias ? " bias" : "") +
+               (with_residual ? " residual" : "") + (data == Data::kExact ? " exact" : " random"));
+  const kiln_cpu::Conv2dShape s = shapeOf(c);
+  ASSERT_GT(s.OH, 0);
+  ASSERT_GT(s.OW, 0);
+  const int64_t taps = c.KH * c.KW, K = c.C / c.group * taps, P = s.OH * s.OW;
+  const int64_t y_floats = c.N * c.M * P;
+  Rng rng{seed};
+  const Vec x = filled(c.N * c.C * c.H * c.W, data, rng), w = filled(c.M * K, data, rng);
+  const Vec bias = filled(c.M, data, rng), res = filled(y_floats, data, rng);
+  const float* bp = with_bias ? bias.data() : nullptr;
+  const float* rp = with_residual ? res.data() : nullptr;
+
+  Vec want(static_cast<size_t>(y_floats));
+  refConv(c, s, x.data(), w.data(), bp, rp, act, want.data());
+  Vec tol;
+  if (data == Data::kRandom) {
+    const Vec ax = absolute(x), aw = absolute(w), ab = absolute(bias), ar = absolute(res);
+    Vec abs_sum(static_cast<size_t>(y_floats));
+    refConv(c, s, ax.data(), aw.data(), with_bias ? ab.data() : nullptr,
+            with_residual ? ar.data() : nullptr, kiln_ref::NoActivation{}, abs_sum.data());
+    tol = dotTolerance(abs_sum, want, K);
+  }
+  const Vec* tolp = data == Data::kRandom ? &tol : nullptr;
+  const auto e = kiln_cpu::make_epilogue(act, nullptr, nullptr, rp, 0);
+
+  const int64_t packed = kiln_cpu::conv2d_packed_weight_floats(s);
+  Vec wp(size_t(packed + kGuard), kSentinel);
+  kiln_cpu::conv2d_pack_weights(s, w.data(), wp.data());
+  EXPECT_TRUE(untouched(wp, 0, 0, 0, packed)) << "conv2d_pack_weights";
+  auto runConv = [&](kiln_cpu::ThreadPool* p) {
+    const int64_t used = kiln_cpu::conv2d_scratch_floats(s, p ? p->size() : 1);
+    Vec y(size_t(y_floats + kGuard), kSentinel), scratch(size_t(used + kGuard), kSentinel);
+    kiln_cpu::conv2d_f32(s, x.data(), wp.data(), bp, y.data(), e, scratch.data(), p);
+    EXPECT_TRUE(untouched(y, 0, 0, 0, y_floats)) << "conv2d_f32 output";
+    EXPECT_TRUE(untouched(scratch, 0, 0, 0, used)) << "conv2d_f32 scratch";
+    return y;
+  };
+  const Vec base = runConv(nullptr);
+  EXPECT_TRUE(near(want, base, c.N * c.M, P, P, tolp)) << "conv2d_f32";
+  for (int t = 1; t <= 3; ++t)
+    EXPECT_TRUE(identical(base, runConv(threadPool(t)))) << t << " threads";
+
+  if (c.group == c.C && c.M == c.C) {
+    auto runDw = [&](kiln_cpu::ThreadPool* p) {
+      Vec y(size_t(y_floats + kGuard), kSentinel);
+      kiln_cpu::depthwise_conv2d_f32(s, x.data(), w.data(), bp, y.data(), e, p);
+      EXPECT_TRUE(untouched(y, 0, 0, 0, y_floats)) << "depthwise_conv2d_f32 output";
+      return y;
+    };
+    const Vec dw = runDw(nullptr);
+    EXPECT_TRUE(near(want, dw, c.N * c.M, P, P, tolp)) << "depthwise_conv2d_f32";
+    for (int t = 1; t <= 3; ++t)
+      EXPECT_TRUE(identical(dw, runDw(threadPool(t)))) << "depthwise, " << t << " threads";
+  }
+}
+
+// clang-format off
+const ConvCase kConvCases[] = {
+  // name               N  C   H   W   M  KH KW SH SW DH DW pt pl pb pr group
+  {"pointwise",         2, 16,  7,  9, 24, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1},
+  {"pointwise_K>kKC",   2, 300, 5,  7, 15, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1},
+  {"1x1_s2",            2,  8,  9, 11, 12, 1, 1, 2, 2, 1, 1, 0, 0, 0, 0, 1},
+  {"1x1_pad",           2,  5,  6,  7,  9, 1, 1, 1, 1, 1, 1, 1, 0, 0, 1, 1},
+  {"3x3_s1_p1",         2,  8, 13, 11, 13, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},
+  {"3x3_s2_p1",         2,  6, 15, 13, 10, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 1},
+  {"3x3_d2_p2",         2,  4, 11, 12,  7, 3, 3, 1, 1, 2, 2, 2, 2, 2, 2, 1},
+  {"3x3_asym_begin",    2,  5,  9, 10,  6, 3, 3, 1, 1, 1, 1, 2, 0, 0, 2, 1},
+  {"3x3_s2_asym",       2,  3, 10,  9,  5, 3, 3, 2, 2, 1, 1, 0, 1, 1, 0, 1},
+  {"3x3_pad_only_rows", 2,  3,  4,  5,  4, 3, 3, 1, 1, 1, 1, 3, 3, 3, 3, 1},
+  {"3x3_K>kKC_P>kNC",   2, 32, 17, 19, 20, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},
+  {"5x5_s1_p2",         2,  5, 11,  9,  7, 5, 5, 1, 1, 1, 1, 2, 2, 2, 2, 1},
+  {"5x5_s2_d12_asym",   2,  4, 13, 15,  6, 5, 5, 2, 2, 1, 2, 1, 2, 2, 1, 1},
+  {"7x7_s2_p3_stem",    2,  3, 23, 21, 16, 7, 7, 2, 2, 1, 1, 3, 3, 3, 3, 1},
+  {"7x7_d2",            2,  2, 19, 17,  5, 7, 7, 1, 1, 2, 2, 4, 6, 6, 4, 1},
+  {"1x7",               2,  4,  9, 13,  6, 1, 7, 1, 1, 1, 1, 0, 3, 0, 3, 1},
+  {"group2_3x3",        2,  8,  9,  7, 12, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 2},
+  {"group2_1x1",        2,  6,  5,  9, 10, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 2},
+  {"group2_5x5_s2",     2,  4, 11, 10,  6, 5, 5, 2, 2, 1, 1, 2, 2, 1, 1, 2},
+  {"dw_3x3_s1_p1",      2, 10, 13, 11, 10, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 10},
+  {"dw_3x3_s1_wide",    2,  3,  5, 37,  3, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 3},
+  {"dw_3x3_s2_p1",      2,  7, 15, 17,  7, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 7},
+  {"dw_3x3_s2_asym",    2,  4, 12, 12,  4, 3, 3, 2, 2, 1, 1, 0, 0, 1, 1, 4},
+  {"dw_5x5_d2_asym",    2,  6, 14, 13,  6, 5, 5, 1, 1, 2, 2, 3, 5, 5, 3, 6},
+  {"dw_7x7_s2_p3",      2,  5, 17, 19,  5, 7, 7, 2, 2, 1, 1, 3, 3, 3, 3, 5},
+  {"dw_1x1",            2,  9,  3,  5,  9, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 9},
+  {"dw_x2_multiplier",  2,  4,  7,  9,  8, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 4},
+  {"1d_k3_p1",          2,  4,  1, 50,  6, 1, 3, 1, 1, 1, 1, 0, 1, 0, 1, 1},
+  {"1d_k5_s2_d2_asym",  2,  3,  1, 41,  5, 1, 5, 1, 2, 1, 2, 0, 3, 0, 1, 1},
+  {"1d_k7_s1_K>kKC",    2, 40,  1, 29,  9, 1, 7, 1, 1, 1, 1, 0, 3, 0, 3, 1},
+  {"1d_dw_k7_s1",       2,  6,  1, 45,  6, 1, 7, 1, 1, 1, 1, 0, 3, 0, 3, 6},
+  {"1d_dw_k3_s2",       2,  5,  1, 30,  5, 1, 3, 1, 2, 1, 1, 0, 1, 0, 0, 5},
+};
+// clang-format on
+
+class ConvCases : public ::testing::TestWithParam<ConvCase> {};
+
+TEST_P(ConvCases, MatchesReference) {
+  KILN_REQUIRE_ISA();
+  const ConvCase& c = GetParam();
+  checkConv(c, kiln_ref::NoActivation{}, false, false, Data::kExact, 11);
+  checkConv(c, kiln_ref::Relu{}, true, true, Data::kExact, 12);
+  checkConv(c, kiln_ref::Relu{}, true, true, Data::kRandom, 13);
+  checkConv(c, kiln_ref::Clip<float>{-0.5f, 0.5f}, true, false, Data::kRandom, 14);
+  checkConv(c, kiln_ref::Sigmoid{}, false, true, Data::kExact, 15);
+}
+
+INSTANTIATE_TEST_SUITE_P(CpuKernels, ConvCases, ::testing::ValuesIn(kConvCases),
+                         [](const auto& info) {
+                           std::string n = info.param.name;
+                           for (char& ch : n)
+                             if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+                           return n;
+                         });
+
+// ---------------------------------------------------------------------------------------------
+// Batched MatMul
+
+/// matmul_f32 against kiln_ref::matmul_fused (column bias and residual as its epilogue) on one
+/// batch geometry: batch dims and per-operand batch strides, 0 where an operand broadcasts.
+void checkMatmul(int rank, const int64_t* dims, const int64_t* as, const int64_t* bs, int64_t M,
+                 int64_t N, int64_t K, Data data, uint64_t seed) {
+  SCOPED_TRACE("rank " + std::to_string(rank) + " M=" + std::to_string(M) +
+               " N=" + std::to_string(N) + " K=" + std::to_string(K));
+  int64_t a_size = M * K, b_size = K * N, batches = 1;
+  for (int d = 0; d < rank; ++d) {
+    a_size += (dims[d] - 1) * as[d];
+    b_size += (dims[d] - 1) * bs[d];
+    batches *= dims[d];
+  }
+  const int64_t y_floats = batches * M * N;
+  Rng rng{seed};
+  const Vec a = filled(a_size, data, rng), b = filled(b_size, data, rng);
+  const Vec cb = filled(N, data, rng), res = filled(y_floats, data, rng);
+  Vec want(static_cast<size_t>(y_floats));
+  kiln_ref::matmul_fused<float>(
+      rank, dims, as, bs, M, N, K, a.data(), b.data(), want.data(),
+      kiln_ref::make_epilogue<float>(kiln_ref::Relu{}, cb.data(), res.data()));
+  Vec tol;
+  if (data == Data::kRandom) {
+    const Vec aa = absolute(a), ab = absolute(b), acb = absolute(cb), ares = absolute(res);
+    Vec abs_sum(static_cast<size_t>(y_floats));
+    kiln_ref::matmul_fused<float>(
+        rank, dims, as, bs, M, N, K, aa.data(), ab.data(), abs_sum.data(),
+        kiln_ref::make_epilogue<float>(kiln_ref::NoActivation{}, acb.data(), ares.data()));
+    tol = dotTolerance(abs_sum, want, K);
+  }
+  const auto e = kiln_cpu::make_epilogue(kiln_ref::Relu{}, nullptr, cb.data(), res.data(), 0);
+  auto run = [&](kiln_cpu::ThreadPool* p) {
+    const int64_t used = kiln_cpu::gemm_f32_scratch_floats(M, N, K, p ? p->size() : 1);
+    Vec y(static_cast<size_t>(y_floats + kGuard), kSentinel);
+    Vec scratch(static_cast<size_t>(used + kGuard), kSentinel);
+    kiln_cpu::matmul_f32(rank, dims, as, bs, M, N, K, a.data(), b.data(), y.data(), e,
+                         scratch.data(), p);
+    EXPECT_TRUE(untouched(y, 0, 0, 0, y_floats)) << "matmul_f32 output";
+    EXPECT_TRUE(untouched(scratch, 0, 0, 0, used)) << "matmul_f32 scratch";
+    return y;
+  };
+  const Vec base = run(nullptr);
+  EXPECT_TRUE(near(want, base, batches * M, N, N, data == Data::kRandom ? &tol : nullptr));
+  for (int t = 1; t <= 3; ++t) EXPECT_TRUE(identical(base, run(threadPool(t)))) << t << " threads";
+}
+
+TEST(CpuKernels, MatmulBatchedBroadcast) {
+  KILN_REQUIRE_ISA();
+  for (Data data : {Data::kExact, Data::kRandom}) {
+    checkMatmul(0, nullptr, nullptr, nullptr, kMR + 1, kNR + 3, 257, data, 21);
+    {  // a [2, 1, M, K] x b [3, K, N]: both broadcast
+      const int64_t M = 5, N = 40, K = 19, dims[] = {2, 3};
+      const int64_t as[] = {M * K, 0}, bs[] = {0, K * N};
+      checkMatmul(2, dims, as, bs, M, N, K, data, 22);
+    }
+    {  // a [4, 1, K] x b [K, N]: a batch of row vectors, shared weights
+      const int64_t M = 1, N = 2 * kNR + 1, K = 64, dims[] = {4};
+      const int64_t as[] = {M * K}, bs[] = {0};
+      checkMatmul(1, dims, as, bs, M, N, K, data, 23);
+    }
+    {  // a [3, M, K] x b [3, K, 1]: matrix-vector products
+      const int64_t M = 2 * kMR + 3, N = 1, K = 300, dims[] = {3};
+      const int64_t as[] = {M * K}, bs[] = {K * N};
+      checkMatmul(1, dims, as, bs, M, N, K, data, 24);
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Max pooling
+
+struct PoolCase {
+  const char* name;
+  int64_t H, W, KH, KW, SH, SW, DH, DW;
+  int64_t pt, pl, pb, pr;
+  int64_t extra;  // outputs past floor mode's (ceil_mode: windows that start in the end pad)
+};
+
+void PrintTo(const PoolCase& c, std::ostream* os) {
+  *os << c.name;
+}
+
+/// Same bits, or both NaN (a -0 must stay -0: MaxPool keeps the first of equal taps).
+::testing::AssertionResult sameValues(const Vec& want, const Vec& got) {
+  for (size_t i = 0; i < want.size(); ++i)
+    if (!(std::isnan(want[i]) && std::isnan(got[i])) &&
+        std::memcmp(&want[i], &got[i], sizeof(float)) != 0)
+      return ::testing::AssertionFailure()
+             << "element " << i << ": want " << want[i] << " got " << got[i];
+  return ::testing::AssertionSuccess();
+}
+
+// clang-format off
+const PoolCase kPoolCases[] = {
+  // name            H   W  KH KW SH SW DH DW pt pl pb pr extra
+  {"2x2_s2_odd",     9, 11, 2, 2, 2, 2, 1, 1, 0, 0, 0, 0, 0},
+  {"3x3_s1_p1_wide", 7, 37, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 0},
+  {"3x3_s2_p1",     13, 15, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 0},
+  {"3x3_s2_ceil",   12, 10, 3, 3, 2, 2, 1, 1, 0, 0, 0, 0, 1},
+  {"5x5_s1_p2_spp", 11, 13, 5, 5, 1, 1, 1, 1, 2, 2, 2, 2, 0},
+  {"3x3_d2_asym",   10, 12, 3, 3, 1, 1, 2, 2, 2, 0, 0, 2, 0},
+  {"2x2_pad_only",   5,  6, 2, 2, 1, 1, 1, 1, 2, 2, 0, 0, 0},
+  {"7x7_global",     7,  7, 7, 7, 1, 1, 1, 1, 0, 0, 0, 0, 0},
+  {"1d_k3_s1_p1",    1, 50, 1, 3, 1, 1, 1, 1, 0, 1, 0, 1, 0},
+  {"1d_k4_s2",       1, 41, 1, 4, 1, 2, 1, 1, 0, 1, 0, 2, 0},
+};
+// clang-format on
+
+class PoolCases : public ::testing::TestWithParam<PoolCase> {};
+
+// Planes of plain values, all NaN, -inf with NaNs, signed zeros, and values with NaNs: the
+// reference's NaN rules (ignored unless every tap is NaN) and first-of-equal-taps ties.
+TEST_P(PoolCases, MaxPoolMatchesReference) {
+  KILN_REQUIRE_ISA();
+  const PoolCase& c = GetParam();
+  const int64_t planes = 6, HW = c.H * c.W;
+  const int64_t OH = (c.H + c.pt + c.pb - c.DH * (c.KH - 1) - 1) / c.SH + 1 + (c.H > 1) * c.extra;
+  const int64_t OW = (c.W + c.pl + c.pr - c.DW * (c.KW - 1) - 1) / c.SW + 1 + c.extra;
+  const float nan = std::nanf(""), inf = std::numeric_limits<float>::infinity();
+  Rng rng{31};
+  Vec x = filled(planes * HW, Data::kExact, rng);
+  for (int64_t i = 0; i < HW; ++i) {
+    x[size_t(HW + i)] = nan;
+    x[size_t(2 * HW + i)] = i % 3 == 0 ? nan : -inf;
+    x[size_t(3 * HW + i)] = (rng.next() & 1) ? -0.0f : 0.0f;
+    if (i % 4 == 1) x[size_t(4 * HW + i)] = nan;
+  }
+  const bool one_d = c.H == 1 && c.KH == 1;
+  const int64_t in2[] = {c.H, c.W}, k2[] = {c.KH, c.KW}, o2[] = {OH, OW}, s2[] = {c.SH, c.SW};
+  const int64_t d2[] = {c.DH, c.DW}, p2[] = {c.pt, c.pl, c.pb, c.pr}, p1[] = {c.pl, c.pr};
+  const int o = one_d ? 1 : 0;
+  Vec want(static_cast<size_t>(planes * OH * OW));
+  kiln_ref::max_pool<float>(one_d ? 1 : 2, planes, in2 + o, k2 + o, o2 + o, s2 + o, d2 + o,
+                            one_d ? p1 : p2, x.data(), want.data(), nullptr, 0);
+  const kiln_cpu::Pool2dShape s{planes, c.H,  c.W,  c.KH, c.KW, OH,  OW,
+                                c.SH,   c.SW, c.DH, c.DW, c.pt, c.pl};
+  auto run = [&](kiln_cpu::ThreadPool* p) {
+    Vec y(static_cast<size_t>(planes * OH * OW + kGuard), kSentinel);
+    kiln_cpu::max_pool2d_f32(s, x.data(), y.data(), p);
+    EXPECT_TRUE(untouched(y, 0, 0, 0, planes * OH * OW)) << "max_pool2d_f32 output";
+    return y;
+  };
+  Vec base = run(nullptr);
+  for (int t = 1; t <= 3; ++t) EXPECT_TRUE(identical(base, run(threadPool(t)))) << t << " threads";
+  base.resize(want.size());
+  EXPECT_TRUE(sameValues(want, base));
+}
+
+INSTANTIATE_TEST_SUITE_P(CpuKernels, PoolCases, ::testing::ValuesIn(kPoolCases),
+                         [](const auto& info) { return std::string(info.param.name); });
+
+}  // namespace

@@ -1,0 +1,84 @@
+// Targets: named levels, host detection, compiler flags and the CPU features create checks.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "kiln/target/target.h"
+
+namespace kiln {
+namespace {
+
+TEST(Target, NamedLevels) {
+  struct Case {
+    const char* name;
+    Isa isa;
+    const char* flag;
+    const char* kernels;
+  } cases[] = {{"x86-64-v4", Isa::Avx512, "-march=x86-64-v4", "avx512"},
+               {"x86-64-v3", Isa::Avx2, "-march=x86-64-v3", "avx2"},
+               {"x86-64", Isa::X86_64, "-march=x86-64", "generic"},
+               {"generic", Isa::Generic, "-DKILN_GENERIC", "generic"}};
+  for (const auto& c : cases) {
+    auto t = targetByName(c.name);
+    ASSERT_TRUE(t.ok()) << c.name;
+    EXPECT_EQ(t->name, c.name);
+    EXPECT_EQ(t->isa, c.isa);
+    ASSERT_EQ(t->compilerFlags().size(), 1u);
+    EXPECT_EQ(t->compilerFlags()[0], c.flag);
+    EXPECT_EQ(t->kernelIsa(), c.kernels);
+  }
+}
+
+TEST(Target, FeaturesCheckedAtCreate) {
+  EXPECT_TRUE(targetByName("generic")->requiredCpuFeatures().empty());
+  EXPECT_TRUE(targetByName("x86-64")->requiredCpuFeatures().empty());
+  auto v3 = targetByName("x86-64-v3")->requiredCpuFeatures();
+  auto v4 = targetByName("x86-64-v4")->requiredCpuFeatures();
+  auto has = [](const std::vector<std::string>& v, const char* f) {
+    return std::find(v.begin(), v.end(), f) != v.end();
+  };
+  EXPECT_TRUE(has(v3, "avx2") && has(v3, "fma"));
+  EXPECT_FALSE(has(v3, "avx512f"));
+  EXPECT_TRUE(has(v4, "avx2") && has(v4, "avx512f") && has(v4, "avx512bw") && has(v4, "avx512vl"));
+}
+
+TEST(Target, UnknownNameIsAnErrorListingTheKnownOnes) {
+  auto t = targetByName("pentium");
+  ASSERT_FALSE(t.ok());
+  EXPECT_NE(t.error().message().find("x86-64-v4"), std::string::npos);
+  EXPECT_NE(t.error().message().find("generic"), std::string::npos);
+}
+
+TEST(Target, HostIsANamedLevelThisCpuRuns) {
+  Target h = detectHost();
+  EXPECT_GE(h.cores, 1);
+  auto named = targetByName(h.name);
+  ASSERT_TRUE(named.ok()) << h.name;
+  EXPECT_EQ(named->isa, h.isa);
+#if defined(__x86_64__)
+  __builtin_cpu_init();
+  for (const auto& f : h.requiredCpuFeatures()) {
+    // The host level never asks for a feature this CPU lacks.
+    bool ok = false;
+    if (f == "avx") ok = __builtin_cpu_supports("avx");
+    if (f == "avx2") ok = __builtin_cpu_supports("avx2");
+    if (f == "fma") ok = __builtin_cpu_supports("fma");
+    if (f == "bmi") ok = __builtin_cpu_supports("bmi");
+    if (f == "bmi2") ok = __builtin_cpu_supports("bmi2");
+    if (f == "avx512f") ok = __builtin_cpu_supports("avx512f");
+    if (f == "avx512bw") ok = __builtin_cpu_supports("avx512bw");
+    if (f == "avx512vl") ok = __builtin_cpu_supports("avx512vl");
+    if (f == "avx512dq") ok = __builtin_cpu_supports("avx512dq");
+    if (f == "avx512cd") ok = __builtin_cpu_supports("avx512cd");
+    EXPECT_TRUE(ok) << f;
+  }
+  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+      __builtin_cpu_supports("avx512vl")) {
+    EXPECT_EQ(h.isa, Isa::Avx512);
+  }
+#endif
+  EXPECT_NE(describe(h).find(h.name), std::string::npos);
+}
+
+}  // namespace
+}  // namespace kiln
