@@ -140,6 +140,70 @@ inline void conv2d_f32(const Conv2dShape& s, const float* x, const float* w_pack
     }
 }
 
+/// Pixels of one ConvTranspose column block (the GEMM's N per block).
+constexpr int64_t kConvTransposeBlock = 256;
+
+/// Floats of the packed weights of conv_transpose2d_f32 (pack_a of the [M*KH*KW, C] transpose).
+inline int64_t conv_transpose2d_packed_weight_floats(const Conv2dShape& s) {
+  return packed_a_floats(s.M * s.KH * s.KW, s.C);
+}
+
+/// Scratch floats conv_transpose2d_f32 needs for `threads` threads: one column block
+/// [M*KH*KW, kConvTransposeBlock] and one B block per thread.
+inline int64_t conv_transpose2d_scratch_floats(const Conv2dShape& s, int threads) {
+  const int64_t hw = s.H * s.W, block = hw < kConvTransposeBlock ? hw : kConvTransposeBlock;
+  return (s.M * s.KH * s.KW * block + 15) / 16 * 16 + gemm_pack_floats(block, s.C) * threads;
+}
+
+/// ConvTranspose, group 1: x [N, C, H, W] (the shape's input), y [N, M, OH, OW]; every input
+/// pixel p and tap (i, j) add x[:, p] . w[:, m, i, j] to y[m] at (h * SH - PH + i * DH,
+/// w * SW - PW + j * DW) when inside. Per block of input pixels, the columns
+/// col[(m, i, j), p] = sum_c w[c, m, i, j] * x[c, p] come from the GEMM (weights packed at
+/// compile time: pack_a of the [M*KH*KW, C] transpose), then are added into y (split over
+/// output channels, so no two threads write one element). bias [M] or null.
+inline void conv_transpose2d_f32(const Conv2dShape& s, const float* x, const float* wt_packed,
+                                 const float* bias, float* y, float* scratch, ThreadPool* pool) {
+  const int64_t HW = s.H * s.W, OHW = s.OH * s.OW, taps = s.KH * s.KW, Mk = s.M * taps;
+  const int64_t block = HW < kConvTransposeBlock ? HW : kConvTransposeBlock;
+  float* col = scratch;
+  float* pack = scratch + (Mk * block + 15) / 16 * 16;
+  const auto none = make_epilogue(kiln_ref::NoActivation{}, nullptr, nullptr, nullptr, 0);
+  for (int64_t n = 0; n < s.N; ++n) {
+    const float* xn = x + n * s.C * HW;
+    float* yn = y + n * s.M * OHW;
+    parallel_for(pool, s.M, [&](int64_t m, int) {
+      const float b = bias ? bias[m] : 0.0f;
+      for (int64_t o = 0; o < OHW; ++o) yn[m * OHW + o] = b;
+    });
+    for (int64_t p0 = 0; p0 < HW; p0 += block) {
+      const int64_t pc = HW - p0 < block ? HW - p0 : block;
+      gemm_packed_a(
+          Mk, pc, s.C, wt_packed,
+          [&](int64_t k0, int64_t kc, int64_t n0, int64_t nc, float* buf) {
+            pack_b_rows(xn + p0, HW, k0, kc, n0, nc, buf);
+            return Panels{buf, kc * kNR};
+          },
+          col, pc, none, pack, pool);
+      parallel_for(pool, s.M, [&](int64_t m, int) {
+        float* ym = yn + m * OHW;
+        for (int64_t t = 0; t < taps; ++t) {
+          const int64_t i = t / s.KW, j = t % s.KW;
+          const float* cr = col + (m * taps + t) * pc;
+          int64_t h = p0 / s.W, w = p0 % s.W;
+          for (int64_t q = 0; q < pc; ++q) {
+            const int64_t oh = h * s.SH - s.PH + i * s.DH, ow = w * s.SW - s.PW + j * s.DW;
+            if (oh >= 0 && oh < s.OH && ow >= 0 && ow < s.OW) ym[oh * s.OW + ow] += cr[q];
+            if (++w == s.W) {
+              w = 0;
+              ++h;
+            }
+          }
+        }
+      });
+    }
+  }
+}
+
 namespace conv_detail {
 
 /// Most floats of de-interleaved input rows a depthwise conv keeps on the stack (KH rows).

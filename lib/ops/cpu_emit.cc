@@ -263,6 +263,55 @@ Expected<bool> emitCpuMatMul(const Node& n, EmitContext& ctx, bool fused) {
   return true;
 }
 
+Expected<bool> emitCpuConvTranspose(const Node& n, EmitContext& ctx,
+                                    const std::vector<int64_t>& strides,
+                                    const std::vector<int64_t>& dilations,
+                                    const std::vector<int64_t>& pads) {
+  const Target& target = ctx.target();
+  if (!target.optimizedKernels() || !allF32(n) || n.attrInt("group", 1) != 1) return false;
+  const Tensor* wt = ctx.value(1);
+  if (!wt) return false;
+  auto x = n.input(0)->shape().staticDims();
+  auto wd = n.input(1)->shape().staticDims();
+  auto y = n.output(0)->shape().staticDims();
+  if (x.size() != 3 && x.size() != 4) return false;
+  for (const auto* dims : {&x, &wd, &y})
+    for (int64_t d : *dims)
+      if (d <= 0) return false;
+  const bool two = x.size() == 4;
+  const size_t r = x.size() - 2;
+  const int64_t C = x[1], M = y[1], KH = two ? wd[2] : 1, KW = wd[r + 1];
+  if (wd[0] != C || wd[1] != M) return false;
+  std::vector<int64_t> s = {x[0],          C,           two ? x[2] : 1,       x[r + 1],
+                            M,             KH,          KW,                   two ? y[2] : 1,
+                            y[r + 1],      two ? strides[0] : 1,              strides[r - 1],
+                            two ? dilations[0] : 1,     dilations[r - 1],     two ? pads[0] : 0,
+                            pads[r - 1],   1};
+  // A = the [M*KH*KW, C] transpose of w [C, M, KH, KW], packed for the target's tiles.
+  const Tiles tiles = tilesFor(target);
+  const int64_t Mk = M * KH * KW;
+  std::vector<float> transposed(size_t(Mk * C));
+  const float* w = wt->data<float>();
+  for (int64_t row = 0; row < Mk; ++row)
+    for (int64_t c = 0; c < C; ++c) transposed[size_t(row * C + c)] = w[c * Mk + row];
+  std::vector<float> packed(size_t(packedAFloats(Mk, C, tiles)), 0.0f);
+  packA(transposed.data(), C, Mk, C, tiles, packed.data());
+  std::string wp =
+      ctx.derivedWeight(Tensor::fromVector(DType::F32, {int64_t(packed.size())}, packed));
+  const int64_t hw = s[2] * s[3], block = std::min<int64_t>(hw, 256);
+  std::string scratch = floatScratch(
+      ctx, (Mk * block + 15) / 16 * 16 + packFloatsPerThread(block, C, tiles) * ctx.threads());
+  useCpuHeaders(ctx, "kiln_cpu/conv.h");
+  ctx.call("kiln_cpu::conv_transpose2d_f32__" + tileName(target),
+           tileCheck(target) +
+               fmt::format("kiln_cpu::conv_transpose2d_f32(kiln_cpu::Conv2dShape{{{}}}, {}, {}, "
+                           "{}, {}, {}, {});",
+                           fmt::join(s, ", "), ctx.input(0), wp,
+                           n.input(2) ? ctx.input(2) : nullFloat(), ctx.output(0), scratch,
+                           ctx.threadPool()));
+  return true;
+}
+
 Expected<bool> emitCpuMaxPool(const Node& n, EmitContext& ctx) {
   if (!ctx.target().optimizedKernels() || !allF32(n)) return false;
   if (n.numOutputs() > 1 && n.output(1)) return false;  // Indices: the reference kernel

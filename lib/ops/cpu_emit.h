@@ -14,6 +14,11 @@ Expected<bool> emitCpuGemm(const Node& n, EmitContext& ctx, bool fused);
 /// MatMul and kiln.FusedMatMul (bias input 2, residual input 3).
 Expected<bool> emitCpuMatMul(const Node& n, EmitContext& ctx, bool fused);
 
+/// ConvTranspose (f32, 1-D or 2-D, group 1, constant weights) with the begin pads resolved by
+/// the caller (explicit, or from output_shape / auto_pad).
+Expected<bool> emitCpuConvTranspose(const Node& n, EmitContext& ctx, const std::vector<int64_t>& strides,
+                                    const std::vector<int64_t>& dilations,
+                                    const std::vector<int64_t>& pads);
 /// MaxPool (f32, 1-D or 2-D, no Indices output).
 Expected<bool> emitCpuMaxPool(const Node& n, EmitContext& ctx);
 

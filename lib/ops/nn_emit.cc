@@ -176,6 +176,8 @@ Status emitConvTranspose(const Node& n, EmitContext& ctx) {
       pads[d + rank] = total - pads[d];
     }
   }
+  KILN_ASSIGN_OR_RETURN(bool done, emitCpuConvTranspose(n, ctx, strides, dilations, pads));
+  if (done) return Status();
   ctx.useHeader("kiln_ref/conv.h");
   ctx.call("kiln_ref::conv_transpose",
            fmt::format("kiln_ref::conv_transpose({}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, "

@@ -52,6 +52,29 @@ std::optional<std::vector<float>> constFloats(EmitContext& ctx, size_t i) {
 /// Scales for every axis: from `scales`, or from `sizes` as the output/input ratio (one ratio
 /// for all resized axes under keep_aspect_ratio_policy, as shape inference computes it).
 /// Returns the scales (empty when they are read at run time) and the kernel argument.
+/// Nearest, asymmetric, floor with integer factors on H and W of an f32 NCHW tensor: in[o / f]
+/// exactly (o / f is exact in float for these sizes), so the kiln_cpu copy kernel serves.
+bool emitUpsampleNearest(const Node& n, EmitContext& ctx, const std::vector<int64_t>& in,
+                         const std::vector<int64_t>& out, const std::vector<float>& scales) {
+  if (!ctx.target().optimizedKernels() || n.input(0)->dtype() != DType::F32 || in.size() != 4 ||
+      scales.size() != 4 || out[0] != in[0] || out[1] != in[1] || scales[0] != 1.0f ||
+      scales[1] != 1.0f)
+    return false;
+  int64_t f[2] = {0, 0};
+  for (size_t d = 2; d < 4; ++d) {
+    if (in[d] <= 0 || out[d] % in[d] != 0 || out[d] / in[d] > 64) return false;
+    f[d - 2] = out[d] / in[d];
+    if (scales[d] != float(f[d - 2])) return false;
+  }
+  if (in[0] * in[1] <= 0) return false;
+  ctx.useHeader("kiln_cpu/resize.h");
+  ctx.call("kiln_cpu::upsample_nearest2d_f32__" + ctx.target().kernelIsa(),
+           fmt::format("kiln_cpu::upsample_nearest2d_f32({}, {}, {}, {}, {}, {}, {}, {});",
+                       in[0] * in[1], in[2], in[3], f[0], f[1], ctx.input(0), ctx.output(0),
+                       ctx.threadPool()));
+  return true;
+}
+
 struct Scales {
   std::vector<float> values;
   std::string arg;
@@ -119,6 +142,9 @@ Status emitResize(const Node& n, EmitContext& ctx) {
   }
   const bool antialias = n.attrInt("antialias", 0) != 0 && mode != "kiln_ref::kResizeNearest";
   KILN_ASSIGN_OR_RETURN(Scales scales, scalesArg(n, ctx, axes, in, out, antialias, fullAxes));
+  if (mode == "kiln_ref::kResizeNearest" && coord == "kiln_ref::kCoordAsymmetric" &&
+      nearest == "kiln_ref::kNearestFloor" && emitUpsampleNearest(n, ctx, in, out, scales.values))
+    return Status();
   // roi matters only to tf_crop_and_resize: [starts..., ends...] over the resized axes.
   std::string roi = "static_cast<const float*>(nullptr)";
   if (coord == "kiln_ref::kCoordTfCropAndResize") {
