@@ -250,19 +250,31 @@ inline void gemm_packed_a(int64_t M, int64_t N, int64_t K, const float* ap, Pane
                           float* c, int64_t ldc, const Epilogue<Act>& e, float* scratch,
                           ThreadPool* pool) {
   if (M <= 0 || N <= 0) return;
-  const int64_t n_blocks = (N + kNC - 1) / kNC;
   const int threads = pool ? pool->size() : 1;
-  // Enough units for every thread: split M too when there are few column blocks.
+  // Units: with several threads, split the larger operand's side so that the smaller one is
+  // what each unit reads again: row chunks when M > N (each chunk packs its own copy of the B
+  // block; the weights are read once), else column blocks narrower than kNC (each reads all of
+  // A), with row chunks added only if there are still fewer blocks than threads.
+  int64_t block = kNC;
   int64_t m_chunk = (M + kMR - 1) / kMR * kMR;
-  if (n_blocks < 4 * threads && M > kMC) {
-    const int64_t want = (4 * threads + n_blocks - 1) / n_blocks;
+  const int64_t want = 2 * int64_t(threads);
+  if (threads > 1 && M > N && M > kMC) {
     m_chunk = ((M + want - 1) / want + kMR - 1) / kMR * kMR;
+    if (m_chunk < kMC) m_chunk = kMC;
+  } else if (threads > 1) {
+    const int64_t w = ((N + want - 1) / want + kNR - 1) / kNR * kNR;
+    if (w < block) block = w;
+  }
+  const int64_t n_blocks = (N + block - 1) / block;
+  if (threads > 1 && n_blocks < threads && M > kMC && m_chunk >= M) {
+    const int64_t split = (threads + n_blocks - 1) / n_blocks;
+    m_chunk = ((M + split - 1) / split + kMR - 1) / kMR * kMR;
     if (m_chunk < kMC) m_chunk = kMC;
   }
   const int64_t m_blocks = (M + m_chunk - 1) / m_chunk;
   parallel_for(pool, n_blocks * m_blocks, [&](int64_t unit, int tid) {
-    const int64_t n0 = (unit / m_blocks) * kNC, mb0 = (unit % m_blocks) * m_chunk;
-    const int64_t nc = N - n0 < kNC ? N - n0 : kNC;
+    const int64_t n0 = (unit / m_blocks) * block, mb0 = (unit % m_blocks) * m_chunk;
+    const int64_t nc = N - n0 < block ? N - n0 : block;
     const int64_t mb1 = M < mb0 + m_chunk ? M : mb0 + m_chunk;
     float* buf = scratch ? scratch + int64_t(tid) * gemm_pack_floats(N, K) : nullptr;
     // K == 0 runs once with kc == 0: the epilogue of zeros.

@@ -30,8 +30,8 @@ class ThreadPool {
     stop();
     if (threads < 1) threads = 1;
     if (threads > kMaxThreads) threads = kMaxThreads;
-    quit_ = false;
-    generation_ = 0;
+    quit_.store(false);
+    generation_.store(0);
     for (int t = 1; t < threads; ++t) {
       args_[t - 1] = Arg{this, t};
       if (pthread_create(&workers_[t - 1], nullptr, &ThreadPool::main, &args_[t - 1]) != 0) {
@@ -47,7 +47,7 @@ class ThreadPool {
   void stop() {
     {
       std::lock_guard<std::mutex> lock(mu_);
-      quit_ = true;
+      quit_.store(true);
     }
     wake_.notify_all();
     for (int t = 0; t < started_; ++t) pthread_join(workers_[t], nullptr);
@@ -64,21 +64,22 @@ class ThreadPool {
       for (int64_t u = 0; u < units; ++u) f(u, 0);
       return;
     }
+    job_ = &f;
+    invoke_ = [](const void* job, int64_t u, int t) {
+      (*static_cast<F*>(const_cast<void*>(job)))(u, t);
+    };
+    units_ = units;
+    next_.store(0, std::memory_order_relaxed);
+    busy_.store(size_ - 1, std::memory_order_relaxed);
     {
+      // Under the lock, so a worker deciding to sleep cannot miss the new generation.
       std::lock_guard<std::mutex> lock(mu_);
-      job_ = &f;
-      invoke_ = [](const void* job, int64_t u, int t) {
-        (*static_cast<F*>(const_cast<void*>(job)))(u, t);
-      };
-      units_ = units;
-      next_.store(0, std::memory_order_relaxed);
-      busy_ = size_ - 1;
-      ++generation_;
+      generation_.fetch_add(1, std::memory_order_release);
     }
     wake_.notify_all();
     work(0);
-    std::unique_lock<std::mutex> lock(mu_);
-    done_.wait(lock, [&] { return busy_ == 0; });
+    // The workers finish their last units: spin (kernels are short; a sleep costs more).
+    while (busy_.load(std::memory_order_acquire) != 0) pause();
     job_ = nullptr;
   }
 
@@ -87,6 +88,15 @@ class ThreadPool {
     ThreadPool* pool;
     int id;
   };
+
+  // Spins before sleeping: back-to-back kernels then hand out work in microseconds.
+  static constexpr int kSpins = 1 << 14;
+
+  static void pause() {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+  }
 
   static void* main(void* arg) {
     const Arg* a = static_cast<const Arg*>(arg);
@@ -99,15 +109,24 @@ class ThreadPool {
   void loop(int id) {
     uint64_t seen = 0;
     for (;;) {
-      {
-        std::unique_lock<std::mutex> lock(mu_);
-        wake_.wait(lock, [&] { return quit_ || generation_ != seen; });
-        if (quit_) return;
-        seen = generation_;
+      uint64_t g = generation_.load(std::memory_order_acquire);
+      for (int spin = 0; g == seen && spin < kSpins; ++spin) {
+        if (quit_.load(std::memory_order_relaxed)) return;
+        pause();
+        g = generation_.load(std::memory_order_acquire);
       }
+      if (g == seen) {
+        std::unique_lock<std::mutex> lock(mu_);
+        wake_.wait(lock, [&] {
+          return quit_.load(std::memory_order_relaxed) ||
+                 generation_.load(std::memory_order_acquire) != seen;
+        });
+        g = generation_.load(std::memory_order_acquire);
+      }
+      if (quit_.load(std::memory_order_relaxed)) return;
+      seen = g;
       work(id);
-      std::lock_guard<std::mutex> lock(mu_);
-      if (--busy_ == 0) done_.notify_one();
+      busy_.fetch_sub(1, std::memory_order_release);
     }
   }
 
@@ -120,14 +139,15 @@ class ThreadPool {
   }
 
   std::mutex mu_;
-  std::condition_variable wake_, done_;
+  std::condition_variable wake_;
   const void* job_ = nullptr;
   void (*invoke_)(const void*, int64_t, int) = nullptr;
   int64_t units_ = 0;
   std::atomic<int64_t> next_{0};
-  int busy_ = 0, size_ = 1, started_ = 0;
-  uint64_t generation_ = 0;
-  bool quit_ = false;
+  std::atomic<int> busy_{0};
+  std::atomic<uint64_t> generation_{0};
+  std::atomic<bool> quit_{false};
+  int size_ = 1, started_ = 0;
   pthread_t workers_[kMaxThreads] = {};
   Arg args_[kMaxThreads] = {};
 };

@@ -61,6 +61,25 @@ inline void max_pool2d_f32(const Pool2dShape& s, const float* x, float* y, Threa
     float* yp = y + p * s.OH * s.OW;
     for (int64_t oh = 0; oh < s.OH; ++oh) {
       float* yr = yp + oh * s.OW;
+      if (s.SW != 1) {
+        // Strided: each output's taps reduced in a register, no read-modify-write of y.
+        for (int64_t ow = 0; ow < s.OW; ++ow) {
+          float m = ninf;
+          for (int64_t i = 0; i < s.KH; ++i) {
+            const int64_t ih = oh * s.SH - s.PH + i * s.DH;
+            if (ih < 0 || ih >= s.H) continue;
+            const float* xr = xp + ih * s.W;
+            for (int64_t j = 0; j < s.KW; ++j) {
+              const int64_t iw = ow * s.SW - s.PW + j * s.DW;
+              if (iw < 0 || iw >= s.W) continue;
+              const float v = xr[iw];
+              m = v > m ? v : m;  // NaN taps are skipped
+            }
+          }
+          yr[ow] = m == ninf ? pool_detail::max_pool_slow(s, xp, oh, ow) : m;
+        }
+        continue;
+      }
       for (int64_t ow = 0; ow < s.OW; ++ow) yr[ow] = ninf;
       for (int64_t i = 0; i < s.KH; ++i) {
         const int64_t ih = oh * s.SH - s.PH + i * s.DH;
@@ -70,7 +89,7 @@ inline void max_pool2d_f32(const Pool2dShape& s, const float* x, float* y, Threa
           const int64_t base = j * s.DW - s.PW;
           int64_t lo = 0, hi = 0;
           pool_detail::tap_range(s.OW, s.W, s.SW, base, &lo, &hi);
-          if (s.SW == 1) {
+          {
             // max(x, best) keeps best where x is NaN (x86 MAXPS rules; the portable V too).
             int64_t ow = lo;
             for (; ow + L <= hi; ow += L)
@@ -78,11 +97,6 @@ inline void max_pool2d_f32(const Pool2dShape& s, const float* x, float* y, Threa
             if (ow < hi) {
               const int n = int(hi - ow);
               V::store(yr + ow, V::max(V::load(xr + ow + base, n), V::load(yr + ow, n)), n);
-            }
-          } else {
-            for (int64_t ow = lo; ow < hi; ++ow) {
-              const float v = xr[ow * s.SW + base];
-              if (v > yr[ow]) yr[ow] = v;
             }
           }
         }

@@ -70,6 +70,7 @@ std::string source(const Model& model, const Program& p, const CompileOptions& o
   s += "\n";
   for (const auto& h : p.headers) s += "#include \"" + h + "\"\n";
   if (p.usesThreadPool) s += "#include \"kiln_cpu/parallel.h\"\n#include <new>\n";
+  if (o.profile) s += "#include <time.h>\n";
   s += "\nnamespace {\n\n";
   s += fmt::format(
       "constexpr size_t kArenaBytes = {}u;\n[[maybe_unused]] constexpr size_t kWeightsBytes = "
@@ -98,6 +99,12 @@ std::string source(const Model& model, const Program& p, const CompileOptions& o
   s += "\n";
   for (const auto& c : p.constants) s += c + "\n";
   s += fmt::format("[[maybe_unused]] constexpr int kMaxThreads = {};\n", p.threads);
+  if (o.profile)
+    s += fmt::format(
+        "constexpr int kProfileSteps = {};\n"
+        "uint64_t now_ns() {{\n  timespec t;\n  clock_gettime(CLOCK_MONOTONIC, &t);\n"
+        "  return uint64_t(t.tv_sec) * 1000000000u + uint64_t(t.tv_nsec);\n}}\n",
+        std::max<size_t>(p.calls.size(), 1));
   s += cpuCheckCode(p);
   s += "\n}  // namespace\n\n";
   if (!external && p.weightsBytes > 0)
@@ -109,7 +116,7 @@ std::string source(const Model& model, const Program& p, const CompileOptions& o
   void* block;          // one allocation: io buffers (+ arena when not supplied)
   void* mapping;        // external weights mapping
   size_t mapping_bytes;
-  void* thread_pool;    // kiln_cpu::ThreadPool (models with parallel kernels)
+  void* thread_pool;    // kiln_cpu::ThreadPool (models with parallel kernels){PROF}
   const void* in[kNumInputs > 0 ? kNumInputs : 1];
   void* out[kNumOutputs > 0 ? kNumOutputs : 1];
   void* own_in[kNumInputs > 0 ? kNumInputs : 1];
@@ -177,6 +184,9 @@ KILN_BASELINE int create_context({P}_context** out, void* arena, size_t arena_by
 
 )",
       fmt::arg("P", P), fmt::arg("RTINIT", runtimeShapeInit(p)),
+      fmt::arg("PROF", o.profile ? "\n  uint64_t prof_start[kProfileSteps];  // --profile: the last run\n"
+                                   "  uint64_t prof_ns[kProfileSteps];"
+                                 : ""),
       fmt::arg("POOLINIT",
                p.usesThreadPool
                    ? "  auto* thread_pool = new (std::nothrow) kiln_cpu::ThreadPool;\n"
@@ -369,7 +379,8 @@ extern "C" int {P}_bind_output({P}_context* ctx, int i, void* data, size_t bytes
 }}
 
 )",
-      fmt::arg("P", P), fmt::arg("RTFN", runtimeShapeFunctions(p) + threadCode(p)),
+      fmt::arg("P", P),
+      fmt::arg("RTFN", runtimeShapeFunctions(p) + threadCode(p) + profileCode(p, o.profile)),
       fmt::arg("POOLFREE", p.usesThreadPool
                                ? "delete static_cast<kiln_cpu::ThreadPool*>(ctx->thread_pool);\n  "
                                : ""),
@@ -384,10 +395,19 @@ extern "C" int {P}_bind_output({P}_context* ctx, int i, void* data, size_t bytes
   for (size_t k = 1; k < p.poolNames.size(); ++k)
     s += fmt::format("  unsigned char* const pool{} = ctx->pool[{}];\n", k, k);
   s += "  (void)arena;\n  (void)w;\n";
-  for (const auto& c : p.calls) {
+  if (o.profile) s += "  const uint64_t run_start = now_ns();\n";
+  for (size_t i = 0; i < p.calls.size(); ++i) {
+    const KernelCall& c = p.calls[i];
     std::string names;
     for (const auto& n : c.nodeNames) names += (names.empty() ? "'" : ", '") + commentSafe(n) + "'";
-    s += fmt::format("  // {} {}\n  {}\n", commentSafe(c.opType), names, c.statement);
+    if (!o.profile) {
+      s += fmt::format("  // {} {}\n  {}\n", commentSafe(c.opType), names, c.statement);
+      continue;
+    }
+    s += fmt::format(
+        "  // {} {}\n  {{\n    const uint64_t t = now_ns();\n    {}\n"
+        "    ctx->prof_start[{}] = t - run_start;\n    ctx->prof_ns[{}] = now_ns() - t;\n  }}\n",
+        commentSafe(c.opType), names, c.statement, i, i);
   }
   s += runtimeShapeUpdate(p);
   s += "  return KILN_OK;\n}\n";
@@ -472,6 +492,7 @@ std::string manifest(const Model& model, const Program& p, const CompileOptions&
   if (p.usesThreadPool) flags.push_back("-pthread");
   j["cxx_flags"] = flags;
   j["threads"] = p.threads;
+  j["profile"] = o.profile;
   j["options"] = {{"opt_level", o.optLevel},
                   {"weights", o.weights == WeightsMode::External ? "external" : "embedded"},
                   {"shapes", o.shapeFlags}};
@@ -501,7 +522,11 @@ std::string manifest(const Model& model, const Program& p, const CompileOptions&
   j["library"] = {{"shared", "lib" + p.prefix + ".so"}, {"static", "lib" + p.prefix + ".a"}};
   auto ops = nlohmann::ordered_json::array();
   for (const auto& c : p.calls)
-    ops.push_back({{"kernel", c.kernel}, {"op", c.opType}, {"nodes", c.nodeNames}});
+    ops.push_back({{"kernel", c.kernel},
+                   {"op", c.opType},
+                   {"nodes", c.nodeNames},
+                   {"flops", c.flops},
+                   {"bytes", c.bytes}});
   j["ops"] = ops;
   return j.dump(2) + "\n";
 }

@@ -84,6 +84,12 @@ size_t {P}_output_runtime_bytes(const {P}_context* ctx, int index);
 int {P}_max_threads(void);
 int {P}_set_threads({P}_context* ctx, int threads);
 
+/* Profiling (`kiln compile --profile`; otherwise profile_count is 0 and no timing code is
+   compiled in): step i of the last run (the i-th entry of manifest.json "ops": kernel, op,
+   source nodes, flops, bytes) started start_ns after run began and took duration_ns. */
+int {P}_profile_count(void);
+int {P}_profile_last(const {P}_context* ctx, int index, uint64_t* start_ns, uint64_t* duration_ns);
+
 /* A short description of a status code. */
 const char* {P}_status_string(int status);
 
@@ -137,6 +143,32 @@ extern "C" int {P}_set_threads({P}_context* ctx, int threads) {{
   if (threads < 1 || threads > kMaxThreads) return KILN_ERR_INDEX;
   auto* pool = static_cast<kiln_cpu::ThreadPool*>(ctx->thread_pool);
   return pool->start(threads) ? KILN_OK : KILN_ERR_ALLOC;
+}}
+
+)",
+      fmt::arg("P", P));
+}
+
+std::string profileCode(const Program& p, bool profile) {
+  const std::string& P = p.prefix;
+  if (!profile)
+    return fmt::format(
+        R"(extern "C" int {P}_profile_count(void) {{ return 0; }}
+extern "C" int {P}_profile_last(const {P}_context* ctx, int, uint64_t*, uint64_t*) {{
+  return ctx ? KILN_ERR_INDEX : KILN_ERR_NULL;  // compiled without --profile
+}}
+
+)",
+        fmt::arg("P", P));
+  return fmt::format(
+      R"(extern "C" int {P}_profile_count(void) {{ return kProfileSteps; }}
+extern "C" int {P}_profile_last(const {P}_context* ctx, int i, uint64_t* start_ns,
+                                uint64_t* duration_ns) {{
+  if (!ctx || !start_ns || !duration_ns) return KILN_ERR_NULL;
+  if (i < 0 || i >= kProfileSteps) return KILN_ERR_INDEX;
+  *start_ns = ctx->prof_start[i];
+  *duration_ns = ctx->prof_ns[i];
+  return KILN_OK;
 }}
 
 )",

@@ -16,4 +16,7 @@ std::string cpuCheckCode(const Program& p);
 /// {P}_max_threads and {P}_set_threads.
 std::string threadCode(const Program& p);
 
+/// {P}_profile_count and {P}_profile_last (count 0 without --profile).
+std::string profileCode(const Program& p, bool profile);
+
 }  // namespace kiln

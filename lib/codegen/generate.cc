@@ -293,6 +293,14 @@ class ProgramEmitter final : public EmitContext, public FlowHost {
                       ? std::vector<std::string>{node_->name()}
                       : node_->annotations().sources;
     c.statement = statement;
+    c.flops = estimateFlops(*node_);
+    auto addBytes = [&c](const Value* v) {
+      auto n = v ? v->shape().numElements() : std::nullopt;
+      auto b = n ? dtypeStorageBytes(v->dtype(), *n) : std::nullopt;
+      if (b) c.bytes += *b;
+    };
+    for (size_t i = 0; i < node_->numInputs(); ++i) addBytes(node_->input(i));
+    for (size_t i = 0; i < node_->numOutputs(); ++i) addBytes(node_->output(i));
     p_.calls.push_back(std::move(c));
   }
   std::string constArray(const std::vector<int64_t>& values) override {

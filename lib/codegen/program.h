@@ -30,7 +30,13 @@ struct KernelCall {
   std::vector<std::string> nodeNames;  ///< source node names it computes
   std::string opType;
   std::string statement;  ///< C++ with @V<id>@ / @S<id>@ offset placeholders
+  int64_t flops = 0;      ///< floating-point operations of one run (multiply-add = 2); 0: not counted
+  int64_t bytes = 0;      ///< bytes its node reads and writes (inputs + outputs), one run
 };
+
+/// FLOPs of one node (Conv, ConvTranspose, Gemm, MatMul and their fused forms exactly;
+/// elementwise-like ops one per output element), for profiles and reports.
+int64_t estimateFlops(const Node& n);
 
 /// A constant tensor placed in the weights blob.
 struct WeightSlot {

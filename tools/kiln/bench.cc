@@ -5,6 +5,8 @@
 #include <nlohmann/json.hpp>
 #include <random>
 
+#include "kiln/support/file.h"
+#include "peak.h"
 #include "prepare.h"
 
 namespace kiln::cli {
@@ -19,7 +21,71 @@ struct BenchArgs {
   int warmup = 3;
   bool json = false;
   uint64_t seed = 0;
+  bool profile = false;     ///< --profile given (compile with timing hooks)
+  std::string profileFile;  ///< --profile FILE: Chrome/Perfetto trace of the last run
 };
+
+/// The per-step times of a profiled run: a trace-event file, or the top steps by time.
+Status reportProfile(const BenchArgs& a, const LoadedModel& model,
+                     const std::vector<double>& meanNs,
+                     const std::vector<std::pair<uint64_t, uint64_t>>& last) {
+  const auto& steps = model.steps();
+  if (steps.size() != meanNs.size())
+    return makeError("the manifest lists {} ops but the library timed {} steps", steps.size(),
+                     meanNs.size());
+  if (!a.profileFile.empty()) {
+    nlohmann::ordered_json events = nlohmann::ordered_json::array();
+    for (size_t i = 0; i < steps.size(); ++i) {
+      const double us = double(last[i].second) / 1000.0;
+      nlohmann::ordered_json args = {{"nodes", steps[i].nodes},
+                                     {"kernel", steps[i].kernel},
+                                     {"flops", steps[i].flops},
+                                     {"bytes", steps[i].bytes}};
+      if (steps[i].flops > 0 && last[i].second > 0)
+        args["gflops_per_s"] = double(steps[i].flops) / double(last[i].second);
+      events.push_back({{"name", steps[i].op},
+                        {"cat", steps[i].kernel},
+                        {"ph", "X"},
+                        {"ts", double(last[i].first) / 1000.0},
+                        {"dur", us},
+                        {"pid", 1},
+                        {"tid", 1},
+                        {"args", args}});
+    }
+    nlohmann::ordered_json trace = {{"traceEvents", events}, {"displayTimeUnit", "ms"}};
+    std::string text = trace.dump(1) + "\n";
+    KILN_RETURN_IF_ERROR(writeFile(a.profileFile, text.data(), text.size()));
+    std::cout << fmt::format("profile: {} steps of the last run written to {} (open in "
+                             "chrome://tracing or ui.perfetto.dev)\n",
+                             steps.size(), a.profileFile);
+    return Status();
+  }
+  const char* isa = "";
+  const double peak = measurePeakGflops(&isa) * model.threads();
+  double total = 0;
+  for (double ns : meanNs) total += ns;
+  std::vector<size_t> order(steps.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t x, size_t y) { return meanNs[x] > meanNs[y]; });
+  std::cout << fmt::format(
+      "profile: {} steps, {:.3f} ms per run in kernels; peak {:.1f} GFLOP/s ({} FMA loop x {} "
+      "thread{})\n",
+      steps.size(), total / 1e6, peak, isa, model.threads(), model.threads() == 1 ? "" : "s");
+  std::cout << fmt::format("{:>9} {:>6} {:>9} {:>7}  {:<18} {:<38} {}\n", "ms", "%", "GFLOP/s",
+                           "% peak", "op", "kernel", "nodes");
+  for (size_t k = 0; k < order.size() && k < 15; ++k) {
+    const size_t i = order[k];
+    const double gf = meanNs[i] > 0 ? double(steps[i].flops) / meanNs[i] : 0.0;
+    std::string nodes = steps[i].nodes.size() > 40 ? steps[i].nodes.substr(0, 37) + "..."
+                                                   : steps[i].nodes;
+    std::cout << fmt::format("{:9.3f} {:6.1f} {:9.1f} {:7.1f}  {:<18} {:<38} {}\n",
+                             meanNs[i] / 1e6, 100.0 * meanNs[i] / std::max(total, 1.0), gf,
+                             peak > 0 ? 100.0 * gf / peak : 0.0, steps[i].op.substr(0, 18),
+                             steps[i].kernel.substr(0, 38), nodes);
+  }
+  return Status();
+}
 
 /// Seeded inputs: floats uniform in [-1, 1], integers in [0, 8), bools fair.
 HostTensor randomInput(const TensorSpec& s, std::mt19937_64& rng) {
@@ -92,7 +158,9 @@ int runBench(const BenchArgs& a) {
   if (a.iters < 1) return fail("--iters must be at least 1");
   auto inputs = readGivenInputs(a.inputs, a.model.path);
   if (!inputs.ok()) return fail(inputs.message());
-  auto dir = prepareArtifact(a.model, a.codegen,
+  CodegenArgs codegen = a.codegen;
+  codegen.profile = codegen.profile || a.profile;
+  auto dir = prepareArtifact(a.model, codegen,
                              a.cacheDir.empty() ? defaultCacheDir() : a.cacheDir, *inputs);
   if (!dir.ok()) return fail(dir.message());
   auto m = LoadedModel::open(*dir);
@@ -115,11 +183,22 @@ int runBench(const BenchArgs& a) {
   if (!first.ok()) return fail(first.message());
   for (int i = 0; i < a.warmup; ++i)
     if (auto t = time(); !t.ok()) return fail(t.message());
-  std::vector<double> samples;
+  if (a.profile && !model.profiled())
+    return fail(fmt::format("{}: not compiled with --profile — pass the model file, or recompile "
+                            "the folder with kiln compile --profile",
+                            *dir));
+  std::vector<double> samples, stepNs;
+  std::vector<std::pair<uint64_t, uint64_t>> last;
   for (int i = 0; i < a.iters; ++i) {
     auto t = time();
     if (!t.ok()) return fail(t.message());
     samples.push_back(*t);
+    if (!a.profile) continue;
+    auto prof = model.lastProfile();
+    if (!prof.ok()) return fail(prof.message());
+    stepNs.resize(prof->size(), 0.0);
+    for (size_t k = 0; k < prof->size(); ++k) stepNs[k] += double((*prof)[k].second) / a.iters;
+    last = std::move(*prof);
   }
   double mn = *std::min_element(samples.begin(), samples.end());
   double med = percentile(samples, 0.5), p90 = percentile(samples, 0.9);
@@ -134,6 +213,8 @@ int runBench(const BenchArgs& a) {
     std::cout << j.dump() << "\n";
     return kExitOk;
   }
+  if (a.profile)
+    if (auto st = reportProfile(a, model, stepNs, last); !st.ok()) return fail(st.message());
   std::cout << fmt::format(
       "{}: first run {:.3f} ms; latency min {:.3f} / median {:.3f} / p90 {:.3f} ms over {} "
       "iterations ({} warm-up); arena {} bytes; weights {} bytes; threads {}\n",
@@ -156,6 +237,12 @@ Verb addBenchVerb(CLI::App& app) {
   cmd->add_option("--warmup", a->warmup, "Untimed iterations after the first run (default 3)");
   cmd->add_option("--seed", a->seed, "Seed for random inputs (default 0)");
   cmd->add_flag("--json", a->json, "Print exactly one JSON line");
+  cmd->add_option("--profile", a->profileFile,
+                  "Compile with timing hooks; print the top ops by time and % of peak, or with "
+                  "FILE write the last run as a Chrome/Perfetto trace (JSON)")
+      ->expected(0, 1)
+      ->each([a](const std::string&) { a->profile = true; });
+  cmd->callback([a, cmd] { a->profile = a->profile || cmd->count("--profile") > 0; });
   return {cmd, [a] { return runBench(*a); }};
 }
 

@@ -65,6 +65,8 @@ Verb addCompileVerb(CLI::App& app) {
                   "Also draw the arena plan as an SVG picture into this file");
   cmd->add_flag("--memory-table", a->memoryTable, "Print the arena plan, one line per buffer");
   cmd->add_flag("--no-build", a->noBuild, "Write the sources only; do not run the C++ compiler");
+  cmd->add_flag("--profile", a->codegen.profile,
+                "Time every kernel call of run ({P}_profile_*; `kiln bench --profile` reads them)");
   cmd->add_option("--print-before", a->printBefore, "Print the IR before this pass (stderr)");
   cmd->add_option("--print-after", a->printAfter, "Print the IR after this pass (stderr)");
   cmd->add_flag("--print-after-all", a->printAfterAll, "Print the IR after every pass (stderr)");

@@ -40,6 +40,19 @@ Expected<std::unique_ptr<LoadedModel>> LoadedModel::open(const std::string& dir)
   m->weightsBytes_ = manifest.value("weights_bytes", int64_t(0));
   m->weightsFile_ = manifest.value("weights_file", std::string());
   m->threads_ = manifest.value("threads", 1);
+  if (manifest.contains("ops") && manifest["ops"].is_array())
+    for (const auto& op : manifest["ops"]) {
+      if (!op.is_object()) continue;
+      Step st;
+      st.kernel = op.value("kernel", std::string());
+      st.op = op.value("op", std::string());
+      st.flops = op.value("flops", int64_t(0));
+      st.bytes = op.value("bytes", int64_t(0));
+      if (op.contains("nodes") && op["nodes"].is_array())
+        for (const auto& nm : op["nodes"])
+          if (nm.is_string()) st.nodes += (st.nodes.empty() ? "" : ",") + nm.get<std::string>();
+      m->steps_.push_back(std::move(st));
+    }
   fs::path lib = fs::absolute(fs::path(dir) / ("lib" + m->prefix_ + ".so"));
   m->handle_ = dlopen(lib.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!m->handle_)
@@ -75,6 +88,12 @@ Expected<std::unique_ptr<LoadedModel>> LoadedModel::open(const std::string& dir)
     m->runtimeShape_ = nullptr;
     m->runtimeBytes_ = nullptr;
   }
+  // Profiling hooks; artifacts from before them lack the symbols.
+  if (!m->resolve(m->profileCount_, "_profile_count").ok() ||
+      !m->resolve(m->profileLast_, "_profile_last").ok()) {
+    m->profileCount_ = nullptr;
+    m->profileLast_ = nullptr;
+  }
   auto specs = [](int n, auto name, auto dtype, auto rank, auto shape, auto bytes) {
     std::vector<TensorSpec> out;
     for (int i = 0; i < n; ++i) {
@@ -95,6 +114,18 @@ Expected<std::unique_ptr<LoadedModel>> LoadedModel::open(const std::string& dir)
 LoadedModel::~LoadedModel() {
   if (ctx_ && destroy_) destroy_(ctx_);
   if (handle_) dlclose(handle_);
+}
+
+Expected<std::vector<std::pair<uint64_t, uint64_t>>> LoadedModel::lastProfile() const {
+  if (!profiled()) return makeError("{}: not compiled with --profile", dir_);
+  std::vector<std::pair<uint64_t, uint64_t>> out;
+  for (int i = 0; i < profileCount_(); ++i) {
+    uint64_t start = 0, ns = 0;
+    int rc = profileLast_(ctx_, i, &start, &ns);
+    if (rc != 0) return makeError("{}: profile step {}: {}", dir_, i, statusString_(rc));
+    out.push_back({start, ns});
+  }
+  return out;
 }
 
 Status LoadedModel::createContext() {

@@ -42,6 +42,17 @@ class LoadedModel {
   /// Threads the context runs (the artifact's --threads); 1 for older artifacts.
   int threads() const { return threads_; }
 
+  /// One kernel call of run as manifest.json "ops" describes it.
+  struct Step {
+    std::string kernel, op, nodes;  ///< nodes: the source node names, comma-separated
+    int64_t flops = 0, bytes = 0;
+  };
+  const std::vector<Step>& steps() const { return steps_; }
+  /// Whether the artifact was compiled with --profile.
+  bool profiled() const { return profileLast_ != nullptr && profileCount_ && profileCount_() > 0; }
+  /// Per step of the last run: {start, duration} in ns (profiled artifacts only).
+  Expected<std::vector<std::pair<uint64_t, uint64_t>>> lastProfile() const;
+
   /// Creates a context (external weights resolved beside the library).
   Status createContext();
   Status setInput(size_t index, const HostTensor& t);
@@ -60,6 +71,9 @@ class LoadedModel {
   std::vector<TensorSpec> inputs_, outputs_;
   int64_t arenaBytes_ = 0, weightsBytes_ = 0;
   int threads_ = 1;
+  std::vector<Step> steps_;
+  int (*profileCount_)() = nullptr;
+  int (*profileLast_)(const void*, int, uint64_t*, uint64_t*) = nullptr;
   int (*createWithWeights_)(void**, void*, size_t, const char*) = nullptr;
   void (*destroy_)(void*) = nullptr;
   int (*run_)(void*) = nullptr;

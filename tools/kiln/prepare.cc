@@ -66,6 +66,7 @@ Expected<CompileOptions> CodegenArgs::toOptions(const std::string& modelPath,
   o.shapeFlags = shapeFlags;
   KILN_ASSIGN_OR_RETURN(o.passList, parsePassList(passes));
   o.passes.context.options.fastMath = fastMath;
+  o.profile = profile;
   o.maxLoopIterations = maxLoopIterations;
   for (const auto& spec : memoryPools) {
     // NAME:BYTES, BYTES with an optional K, M or G (powers of 1024).
@@ -185,8 +186,8 @@ Expected<std::string> prepareArtifact(const ModelArgs& model, const CodegenArgs&
     return fmt::format("{}:{}:{}.{}", st.st_size, st.st_ino, st.st_mtim.tv_sec, st.st_mtim.tv_nsec);
   }();
   std::string key = fmt::format(
-      "{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}", sha256Hex(bytes), KILN_VERSION, self,
-      codegen.target, codegen.threads, codegen.optLevel, codegen.name, codegen.weights, codegen.cxx,
+      "{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}", sha256Hex(bytes), KILN_VERSION, self,
+      codegen.target, codegen.threads, codegen.profile, codegen.optLevel, codegen.name, codegen.weights, codegen.cxx,
       fmt::join(args.shapes, ";"), fmt::join(codegen.memoryPools, ";"), codegen.passes,
       codegen.fastMath, codegen.maxLoopIterations, fmt::join(codegen.maxDims, ";"));
   std::string hash = sha256Hex(key).substr(0, 32);

@@ -22,6 +22,8 @@ struct CompileOptions {
   /// Most threads the generated context runs (its pool; {P}_set_threads lowers it); 0: the
   /// host's core count for --target host, else 1.
   int threads = 0;
+  /// Time every kernel call of run ({P}_profile_*; docs/targets.md). Off: no timing code.
+  bool profile = false;
   int optLevel = 3;
   WeightsMode weights = WeightsMode::Embedded;
   bool build = true;                    ///< run the C++ compiler to produce lib<name>.so / .a
