@@ -16,9 +16,12 @@ struct Tiles {
 };
 Tiles tilesFor(const Target& t) {
   switch (t.isa) {
-    case Isa::Avx512: return {12, 32};
-    case Isa::Avx2: return {6, 16};
-    default: return {4, 8};
+    case Isa::Avx512:
+      return {12, 32};
+    case Isa::Avx2:
+      return {6, 16};
+    default:
+      return {4, 8};
   }
 }
 
@@ -38,8 +41,7 @@ void packA(const float* a, int64_t lda, int64_t M, int64_t K, const Tiles& t, fl
   for (int64_t s = 0; s * t.mr < M; ++s)
     for (int64_t r = 0; r < t.mr; ++r) {
       const int64_t m = s * t.mr + r;
-      for (int64_t k = 0; k < K; ++k)
-        dst[(s * K + k) * t.mr + r] = m < M ? a[m * lda + k] : 0.0f;
+      for (int64_t k = 0; k < K; ++k) dst[(s * K + k) * t.mr + r] = m < M ? a[m * lda + k] : 0.0f;
     }
 }
 
@@ -74,7 +76,9 @@ std::string floatScratch(EmitContext& ctx, int64_t floats) {
   return fmt::format("reinterpret_cast<float*>({})", ctx.scratch(floats * 4));
 }
 
-std::string nullFloat() { return "static_cast<const float*>(nullptr)"; }
+std::string nullFloat() {
+  return "static_cast<const float*>(nullptr)";
+}
 
 std::string activationOf(const Node& n, bool fused) {
   return fused ? activationFunctorFor(n.attrString(kActivationAttr, ""), n, "activation_")
@@ -90,6 +94,23 @@ bool allF32(const Node& n) {
 void useCpuHeaders(EmitContext& ctx, const char* header) {
   ctx.useHeader("kiln_ref/activation.h");
   ctx.useHeader(header);
+}
+
+/// C[rows, N] = A[rows, K] (the node's input 0, row-major) * B, with B (element (k, n) at
+/// b[k * sk + n * sn], a compile-time constant) packed into the target's panels here.
+void emitPackedB(EmitContext& ctx, int64_t rows, int64_t N, int64_t K, const float* b, int64_t sk,
+                 int64_t sn, const std::string& epi) {
+  const Target& target = ctx.target();
+  const Tiles tiles = tilesFor(target);
+  std::vector<float> panels = packBPanels(b, K, N, sk, sn, tiles);
+  std::string bp =
+      ctx.derivedWeight(Tensor::fromVector(DType::F32, {int64_t(panels.size())}, panels));
+  std::string scratch = floatScratch(ctx, packedAFloats(rows, K, tiles));
+  ctx.call("kiln_cpu::gemm_f32_packed_b__" + tileName(target),
+           tileCheck(target) +
+               fmt::format(
+                   "kiln_cpu::gemm_f32_packed_b({}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {});", rows,
+                   N, K, ctx.input(0), K, bp, ctx.output(0), N, epi, scratch, ctx.threadPool()));
 }
 
 }  // namespace
@@ -152,15 +173,15 @@ Expected<bool> emitCpuConv(const Node& n, EmitContext& ctx, bool fused) {
   const float* wsrc = wt->data<float>();
   for (int64_t g = 0; g < group; ++g)
     packA(wsrc + g * Mg * K, K, Mg, K, tiles, packed.data() + g * perGroup);
-  std::string wp = ctx.derivedWeight(
-      Tensor::fromVector(DType::F32, {int64_t(packed.size())}, packed));
-  std::string scratch = floatScratch(
-      ctx, packFloatsPerThread(s[7] * s[8], K, tiles) * ctx.threads());
+  std::string wp =
+      ctx.derivedWeight(Tensor::fromVector(DType::F32, {int64_t(packed.size())}, packed));
+  std::string scratch =
+      floatScratch(ctx, packFloatsPerThread(s[7] * s[8], K, tiles) * ctx.threads());
   useCpuHeaders(ctx, "kiln_cpu/conv.h");
   ctx.call("kiln_cpu::conv2d_f32__" + tileName(target),
-           tileCheck(target) +
-               fmt::format("kiln_cpu::conv2d_f32({}, {}, {}, {}, {}, {}, {}, {});", shape,
-                           ctx.input(0), wp, bias, ctx.output(0), epi, scratch, ctx.threadPool()));
+           tileCheck(target) + fmt::format("kiln_cpu::conv2d_f32({}, {}, {}, {}, {}, {}, {}, {});",
+                                           shape, ctx.input(0), wp, bias, ctx.output(0), epi,
+                                           scratch, ctx.threadPool()));
   return true;
 }
 
@@ -191,27 +212,18 @@ Expected<bool> emitCpuGemm(const Node& n, EmitContext& ctx, bool fused) {
     }
   }
   if (hasResidual) residual = ctx.input(3);
-  std::string epi = fmt::format("kiln_cpu::make_epilogue({}, {}, {}, {}, {})", activationOf(n, fused),
-                                rowBias, colBias, residual, N);
+  std::string epi = fmt::format("kiln_cpu::make_epilogue({}, {}, {}, {}, {})",
+                                activationOf(n, fused), rowBias, colBias, residual, N);
   const Tiles tiles = tilesFor(target);
   useCpuHeaders(ctx, "kiln_cpu/gemm.h");
   if (const Tensor* bt = ctx.value(1)) {
-    const float* b = bt->data<float>();
-    std::vector<float> panels =
-        transB ? packBPanels(b, K, N, 1, K, tiles) : packBPanels(b, K, N, N, 1, tiles);
-    std::string bp = ctx.derivedWeight(
-        Tensor::fromVector(DType::F32, {int64_t(panels.size())}, panels));
-    std::string scratch = floatScratch(ctx, packedAFloats(M, K, tiles));
-    ctx.call("kiln_cpu::gemm_f32_packed_b__" + tileName(target),
-             tileCheck(target) +
-                 fmt::format("kiln_cpu::gemm_f32_packed_b({}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {});",
-                             M, N, K, ctx.input(0), K, bp, ctx.output(0), N, epi, scratch,
-                             ctx.threadPool()));
+    // B is [K, N], or [N, K] with transB.
+    emitPackedB(ctx, M, N, K, bt->data<float>(), transB ? 1 : N, transB ? K : 1, epi);
     return true;
   }
   if (transB) return false;
-  std::string scratch =
-      floatScratch(ctx, packedAFloats(M, K, tiles) + packFloatsPerThread(N, K, tiles) * ctx.threads());
+  std::string scratch = floatScratch(
+      ctx, packedAFloats(M, K, tiles) + packFloatsPerThread(N, K, tiles) * ctx.threads());
   ctx.call("kiln_cpu::gemm_f32__" + tileName(target),
            fmt::format("kiln_cpu::gemm_f32({}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {});", M, N,
                        K, ctx.input(0), K, ctx.input(1), N, ctx.output(0), N, epi, scratch,
@@ -238,23 +250,15 @@ Expected<bool> emitCpuMatMul(const Node& n, EmitContext& ctx, bool fused) {
   if (bt && bd.size() == 2) {
     int64_t rows = M;
     for (int64_t d : g.batch) rows *= d;
-    std::vector<float> panels = packBPanels(bt->data<float>(), K, N, N, 1, tiles);
-    std::string bp = ctx.derivedWeight(
-        Tensor::fromVector(DType::F32, {int64_t(panels.size())}, panels));
-    std::string epi = fmt::format("kiln_cpu::make_epilogue({}, {}, {}, {}, {})", act, nullFloat(),
-                                  colBias, residual, N);
-    std::string scratch = floatScratch(ctx, packedAFloats(rows, K, tiles));
-    ctx.call("kiln_cpu::gemm_f32_packed_b__" + tileName(target),
-             tileCheck(target) +
-                 fmt::format("kiln_cpu::gemm_f32_packed_b({}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {});",
-                             rows, N, K, ctx.input(0), K, bp, ctx.output(0), N, epi, scratch,
-                             ctx.threadPool()));
+    emitPackedB(ctx, rows, N, K, bt->data<float>(), N, 1,
+                fmt::format("kiln_cpu::make_epilogue({}, {}, {}, {}, {})", act, nullFloat(),
+                            colBias, residual, N));
     return true;
   }
   std::string epi = fmt::format("kiln_cpu::make_epilogue({}, {}, {}, {}, {})", act, nullFloat(),
                                 colBias, residual, N);
-  std::string scratch =
-      floatScratch(ctx, packedAFloats(M, K, tiles) + packFloatsPerThread(N, K, tiles) * ctx.threads());
+  std::string scratch = floatScratch(
+      ctx, packedAFloats(M, K, tiles) + packFloatsPerThread(N, K, tiles) * ctx.threads());
   ctx.call("kiln_cpu::matmul_f32__" + tileName(target),
            fmt::format("kiln_cpu::matmul_f32({}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {});",
                        g.batch.size(), ctx.constArray(g.batch), ctx.constArray(g.aStrides),
@@ -282,11 +286,22 @@ Expected<bool> emitCpuConvTranspose(const Node& n, EmitContext& ctx,
   const size_t r = x.size() - 2;
   const int64_t C = x[1], M = y[1], KH = two ? wd[2] : 1, KW = wd[r + 1];
   if (wd[0] != C || wd[1] != M) return false;
-  std::vector<int64_t> s = {x[0],          C,           two ? x[2] : 1,       x[r + 1],
-                            M,             KH,          KW,                   two ? y[2] : 1,
-                            y[r + 1],      two ? strides[0] : 1,              strides[r - 1],
-                            two ? dilations[0] : 1,     dilations[r - 1],     two ? pads[0] : 0,
-                            pads[r - 1],   1};
+  std::vector<int64_t> s = {x[0],
+                            C,
+                            two ? x[2] : 1,
+                            x[r + 1],
+                            M,
+                            KH,
+                            KW,
+                            two ? y[2] : 1,
+                            y[r + 1],
+                            two ? strides[0] : 1,
+                            strides[r - 1],
+                            two ? dilations[0] : 1,
+                            dilations[r - 1],
+                            two ? pads[0] : 0,
+                            pads[r - 1],
+                            1};
   // A = the [M*KH*KW, C] transpose of w [C, M, KH, KW], packed for the target's tiles.
   const Tiles tiles = tilesFor(target);
   const int64_t Mk = M * KH * KW;
@@ -302,13 +317,13 @@ Expected<bool> emitCpuConvTranspose(const Node& n, EmitContext& ctx,
   std::string scratch = floatScratch(
       ctx, (Mk * block + 15) / 16 * 16 + packFloatsPerThread(block, C, tiles) * ctx.threads());
   useCpuHeaders(ctx, "kiln_cpu/conv.h");
-  ctx.call("kiln_cpu::conv_transpose2d_f32__" + tileName(target),
-           tileCheck(target) +
-               fmt::format("kiln_cpu::conv_transpose2d_f32(kiln_cpu::Conv2dShape{{{}}}, {}, {}, "
-                           "{}, {}, {}, {});",
-                           fmt::join(s, ", "), ctx.input(0), wp,
-                           n.input(2) ? ctx.input(2) : nullFloat(), ctx.output(0), scratch,
-                           ctx.threadPool()));
+  ctx.call(
+      "kiln_cpu::conv_transpose2d_f32__" + tileName(target),
+      tileCheck(target) +
+          fmt::format("kiln_cpu::conv_transpose2d_f32(kiln_cpu::Conv2dShape{{{}}}, {}, {}, "
+                      "{}, {}, {}, {});",
+                      fmt::join(s, ", "), ctx.input(0), wp, n.input(2) ? ctx.input(2) : nullFloat(),
+                      ctx.output(0), scratch, ctx.threadPool()));
   return true;
 }
 
@@ -325,19 +340,11 @@ Expected<bool> emitCpuMaxPool(const Node& n, EmitContext& ctx) {
   if (!w.valid()) return false;
   const bool two = x.size() == 4;
   const size_t r = x.size() - 2;
-  std::vector<int64_t> s = {x[0] * x[1],
-                            two ? x[2] : 1,
-                            x[r + 1],
-                            two ? w.kernel[0] : 1,
-                            w.kernel[r - 1],
-                            two ? y[2] : 1,
-                            y[r + 1],
-                            two ? w.strides[0] : 1,
-                            w.strides[r - 1],
-                            two ? w.dilations[0] : 1,
-                            w.dilations[r - 1],
-                            two ? w.pads[0] : 0,
-                            w.pads[r - 1]};
+  std::vector<int64_t> s = {
+      x[0] * x[1],      two ? x[2] : 1,           x[r + 1],           two ? w.kernel[0] : 1,
+      w.kernel[r - 1],  two ? y[2] : 1,           y[r + 1],           two ? w.strides[0] : 1,
+      w.strides[r - 1], two ? w.dilations[0] : 1, w.dilations[r - 1], two ? w.pads[0] : 0,
+      w.pads[r - 1]};
   ctx.useHeader("kiln_cpu/pool.h");
   ctx.call("kiln_cpu::max_pool2d_f32__" + ctx.target().kernelIsa(),
            fmt::format("kiln_cpu::max_pool2d_f32(kiln_cpu::Pool2dShape{{{}}}, {}, {}, {});",
