@@ -79,7 +79,10 @@ fi
 if [[ $build == 1 ]]; then
   cd "$repo"
   echo "setup.sh: configuring and building in $repo/build"
-  cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+  # Release by default (no debug info: a third faster to build); KILN_BUILD_TYPE=RelWithDebInfo
+  # for a debuggable build.
+  cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE="${KILN_BUILD_TYPE:-Release}" \
+    "-DCMAKE_CXX_FLAGS_RELEASE=-O2 -DNDEBUG" "-DCMAKE_C_FLAGS_RELEASE=-O2 -DNDEBUG" >/dev/null
   ninja -C build ${KILN_JOBS:+-j "$KILN_JOBS"}
   echo "setup.sh: done; run the tests with: ctest --test-dir build --output-on-failure"
 fi
