@@ -8,6 +8,7 @@
 #include "dim_math.h"
 #include "dtype_dispatch.h"
 #include "family_registration.h"
+#include "kiln/ops/infer.h"
 #include "kiln/support/checked_math.h"
 #include "tensor_copy.h"
 
@@ -95,7 +96,8 @@ struct RangeOp {
                             rangeCount(ctx, *ctx.value(0), *ctx.value(1), *ctx.value(2)));
       return single(t, Shape::ofStatic({n}));
     }
-    return single(t, unknownDims(1));
+    // A run-time count: a data symbol, which a declared size downstream may fix.
+    return single(t, Shape({Dim::named(dataDimSymbol(ctx.node().output(0)->name()))}));
   }
   static Tensors evaluate(const EvalContext& ctx) {
     KILN_RETURN_IF_ERROR(requireInputs(ctx, 3));

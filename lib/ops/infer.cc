@@ -1,13 +1,17 @@
 // Whole-graph shape inference with compile-time evaluation of shape subgraphs.
 #include "kiln/ops/infer.h"
 
+#include <map>
 #include <set>
 
 namespace kiln {
 namespace {
 
-// Merges a declared type (from the model) into an inferred one.
-Expected<TensorType> mergeDeclared(const Node& n, const Value& v, TensorType inferred) {
+// Merges a declared type (from the model) into an inferred one. A data symbol (a size only the
+// run time knows, see dataDimSymbol) that meets a declared static size is recorded in
+// `bindings`: the op that makes it checks that size at run time.
+Expected<TensorType> mergeDeclared(const Node& n, const Value& v, TensorType inferred,
+                                   std::map<std::string, int64_t>& bindings) {
   const TensorType& declared = v.type();
   if (declared.dtype != DType::Undefined && inferred.dtype != DType::Undefined &&
       declared.dtype != inferred.dtype)
@@ -30,6 +34,8 @@ Expected<TensorType> mergeDeclared(const Node& n, const Value& v, TensorType inf
                        n.describe(), v.name(), toString(declared.shape), toString(inferred.shape));
     // A data-dependent dim keeps its bound: the declared size is only the example's.
     if (o.isBounded()) continue;
+    if (o.isSymbolic() && isDataDimSymbol(o.symbol) && d.isStatic())
+      bindings.emplace(o.symbol, d.value);
     if (!o.isStatic() && (d.isStatic() || (d.isSymbolic() && !o.isSymbolic()))) o = d;
   }
   return inferred;
@@ -39,6 +45,9 @@ class Inferer {
  public:
   Inferer(const OpRegistry& r, const InferOptions& o, KnownValues& k)
       : registry_(r), options_(o), known_(k) {}
+
+  // Data symbols bound to a static size by a declared shape downstream.
+  const std::map<std::string, int64_t>& bindings() const { return bindings_; }
 
   Status run(Graph& g, int depth) {
     if (depth > 256) return makeError("graph '{}': subgraphs nested more than 256 deep", g.name());
@@ -95,7 +104,10 @@ class Inferer {
                        n.numOutputs());
     for (size_t i = 0; i < n.numOutputs(); ++i) {
       Value* v = n.output(i);
-      KILN_ASSIGN_OR_RETURN(auto t, mergeDeclared(n, *v, outs[i]));
+      for (Dim& d : outs[i].shape.dims())
+        if (d.isSymbolic())
+          if (auto b = bindings_.find(d.symbol); b != bindings_.end()) d = Dim::known(b->second);
+      KILN_ASSIGN_OR_RETURN(auto t, mergeDeclared(n, *v, outs[i], bindings_));
       if (auto hint = options_.maxDims.find(v->name()); hint != options_.maxDims.end())
         for (Dim& d : t.shape.dims())
           if (!d.isStatic() && !d.isBounded()) d = Dim::bounded(hint->second);
@@ -151,7 +163,21 @@ class Inferer {
   const OpRegistry& registry_;
   const InferOptions& options_;
   KnownValues& known_;
+  std::map<std::string, int64_t> bindings_;
 };
+
+// True when a dim of the graph (or its subgraphs) is still a data symbol that is now bound.
+bool hasBoundDataSymbol(const Graph& g, const std::map<std::string, int64_t>& bindings) {
+  for (const auto& np : g.nodes()) {
+    for (const Value* v : np->outputs())
+      if (v && v->shape().rankKnown())
+        for (const Dim& d : v->shape().dims())
+          if (d.isSymbolic() && bindings.count(d.symbol)) return true;
+    for (const auto& body : np->subgraphs())
+      if (hasBoundDataSymbol(*body, bindings)) return true;
+  }
+  return false;
+}
 
 }  // namespace
 
@@ -159,7 +185,13 @@ Status inferShapes(Graph& g, const OpRegistry& registry, const InferOptions& opt
                    KnownValues* known) {
   KnownValues local;
   Inferer inf(registry, options, known ? *known : local);
-  return inf.run(g, 0);
+  KILN_RETURN_IF_ERROR(inf.run(g, 0));
+  // A run-time size that a declared shape downstream fixes (Range on a run-time size whose
+  // result reaches a declared graph output): infer again with that size static, so every
+  // value between them is static; the op's code checks the size at run time.
+  for (int round = 0; round < 4 && hasBoundDataSymbol(g, inf.bindings()); ++round)
+    KILN_RETURN_IF_ERROR(inf.run(g, 0));
+  return Status();
 }
 
 std::vector<std::string> unresolvedDims(const Graph& g) {

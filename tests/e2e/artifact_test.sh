@@ -111,6 +111,14 @@ if "$kiln" run "$work/r1" -i "$work/s.npy" -i "$work/l2.npy" -i "$work/d.npy" -o
   echo "FAIL: a Range count above --max-dim ran"; exit 1
 fi
 grep -q "input data out of range" "$work/err" || { echo "FAIL: $(cat "$work/err")"; exit 1; }
+# A declared output size fixes the Range count through Mul and Add; other counts are bad data.
+"$kiln" compile "$work/range_declared.onnx" -o "$work/r3" >/dev/null
+"$kiln" run "$work/r3" -i "$work/s.npy" -i "$work/l.npy" -i "$work/d.npy" -o "$work/r3_out"
+/usr/bin/python3 -c "import numpy as np, sys; assert np.load(sys.argv[1]).tolist() == [0, 3, 6, 9, 12]" "$work/r3_out/y.npy"
+if "$kiln" run "$work/r3" -i "$work/s.npy" -i "$work/l2.npy" -i "$work/d.npy" -o "$work/r4_out" 2>"$work/err"; then
+  echo "FAIL: a Range count other than the declared size ran"; exit 1
+fi
+grep -q "input data out of range" "$work/err" || { echo "FAIL: $(cat "$work/err")"; exit 1; }
 if "$kiln" compile "$work/consumer.onnx" -o "$work/c0" 2>"$work/err"; then
   echo "FAIL: a consumer of a data-dependent size compiled"; exit 1
 fi
