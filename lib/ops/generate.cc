@@ -183,22 +183,8 @@ struct DropoutOp {
       return ctx.error("ratio must be a float scalar, got {}", dtypeName(ctx.in(1).dtype));
     if (ctx.has(2) && ctx.in(2).dtype != DType::Bool)
       return ctx.error("training_mode must be a bool scalar, got {}", dtypeName(ctx.in(2).dtype));
-    // Training mode draws random numbers: kiln compiles inference graphs only, so the mode
-    // must be known to be off (or the ratio known to be zero) at compile time.
-    if (ctx.has(2)) {
-      const Tensor* mode = ctx.value(2);
-      const Tensor* ratio = ctx.has(1) ? ctx.value(1) : nullptr;
-      bool zeroRatio = ratio && ratio->numElements() == 1 && ratio->doubleAt(0) == 0;
-      if (!mode)
-        return ctx.error(
-            "training-mode dropout is unsupported and training_mode is not a compile-time "
-            "constant (training mode is random; kiln compiles inference graphs) — drop the input "
-            "or make it a false constant");
-      if (mode->numElements() == 1 && mode->intAt(0) != 0 && !zeroRatio)
-        return ctx.error(
-            "training-mode dropout is unsupported and training_mode is true (training mode is "
-            "random; kiln compiles inference graphs) — export the model in inference mode");
-    }
+    // Training mode (a run-time flag, or a true constant) draws the mask from kiln's seeded
+    // generator (kernels/ref/random.h): deterministic, but not numpy's numbers.
     return std::vector<TensorType>{in, {DType::Bool, in.shape}};
   }
   // Inference mode (or a zero ratio) is the identity with an all-true mask.

@@ -19,6 +19,35 @@ Status requireFloat(const InferContext& ctx, DType t, const char* what) {
   return Status();
 }
 
+// The seed of a random op: its 'seed' attribute, else a hash of the node's first output name,
+// so that a model gives the same numbers on every compile and run (kernels/ref/random.h).
+uint64_t randomSeed(const Node& n) {
+  if (const Attribute* a = n.attr("seed")) {
+    if (a->kind() == AttrKind::Float) return uint64_t(int64_t(a->f()));
+    if (a->kind() == AttrKind::Int) return uint64_t(a->i());
+  }
+  uint64_t h = 0xcbf29ce484222325ull;  // FNV-1a
+  for (unsigned char c : n.output(0)->name()) h = (h ^ c) * 0x100000001b3ull;
+  return h;
+}
+
+// Emits random_uniform / random_normal for a random op of any form (shape from the output).
+Status emitRandomFill(const Node& n, EmitContext& ctx, bool normal) {
+  const DType t = n.output(0)->dtype();
+  if (t != DType::F32 && t != DType::F64)
+    return ctx.unsupported(fmt::format("{} of {} values", n.opType(), dtypeName(t)));
+  const int64_t count = staticNumel(n.output(0));
+  if (count == 0) return Status();
+  const double a = n.attrFloat(normal ? "mean" : "low", 0.0f);
+  const double b = n.attrFloat(normal ? "scale" : "high", 1.0f);
+  ctx.useHeader("kiln_ref/random.h");
+  ctx.call(normal ? "kiln_ref::random_normal" : "kiln_ref::random_uniform",
+           fmt::format("kiln_ref::{}<{}>({}, {:.17g}, {:.17g}, {}ull, {});",
+                       normal ? "random_normal" : "random_uniform", cTypeOf(t), count, a, b,
+                       randomSeed(n), ctx.output(0)));
+  return Status();
+}
+
 // RandomNormal and RandomUniform: shape from the 'shape' attribute.
 template <bool kNormal>
 struct RandomOp {
@@ -42,6 +71,7 @@ struct RandomOp {
       if (d < 0) return ctx.error("shape contains negative dim {}", d);
     return single(t, Shape::ofStatic(dims));
   }
+  static Status emit(const Node& n, EmitContext& ctx) { return emitRandomFill(n, ctx, kNormal); }
 };
 
 // RandomNormalLike and RandomUniformLike: shape of the input, dtype defaulting to its dtype.
@@ -63,6 +93,7 @@ struct RandomLikeOp {
     KILN_RETURN_IF_ERROR(requireFloat(ctx, t, "dtype"));
     return single(t, ctx.in(0).shape);
   }
+  static Status emit(const Node& n, EmitContext& ctx) { return emitRandomFill(n, ctx, kNormal); }
 };
 
 struct BernoulliOp {
@@ -74,6 +105,19 @@ struct BernoulliOp {
     KILN_RETURN_IF_ERROR(requireFloat(ctx, ctx.in(0).dtype, "input"));
     KILN_ASSIGN_OR_RETURN(DType t, dtypeAttr(ctx, "dtype", ctx.in(0).dtype));
     return single(t, ctx.in(0).shape);
+  }
+  // y = 1 with probability p: one uniform draw per element (kernels/ref/random.h).
+  static Status emit(const Node& n, EmitContext& ctx) {
+    const DType tp = n.input(0)->dtype(), ty = n.output(0)->dtype();
+    if ((tp != DType::F32 && tp != DType::F64) || ty == DType::F16 || ty == DType::BF16 ||
+        cTypeOf(ty).empty())
+      return ctx.unsupported(fmt::format("Bernoulli from {} to {}", dtypeName(tp), dtypeName(ty)));
+    const int64_t count = staticNumel(n.output(0));
+    if (count == 0) return Status();
+    ctx.useHeader("kiln_ref/random.h");
+    ctx.call("kiln_ref::bernoulli", fmt::format("kiln_ref::bernoulli({}, {}, {}ull, {});", count,
+                                                ctx.input(0), randomSeed(n), ctx.output(0)));
+    return Status();
   }
 };
 

@@ -394,6 +394,35 @@ Status emitCopy(const Node& n, EmitContext& ctx) {
   return Status();
 }
 
+// Dropout: a copy when training_mode is absent or a false constant; otherwise the seeded
+// kernel (kernels/ref/random.h), with the mode and ratio read at run time.
+Status emitDropout(const Node& n, EmitContext& ctx) {
+  const bool hasMode = n.numInputs() > 2 && n.input(2);
+  if (!hasMode) return emitCopy(n, ctx);
+  if (auto mode = constInts(ctx, n, 2); mode && mode->size() == 1 && (*mode)[0] == 0)
+    return emitCopy(n, ctx);
+  const DType t = n.input(0)->dtype();
+  if (t != DType::F32 && t != DType::F64)
+    return ctx.unsupported(fmt::format("training-mode Dropout on {} tensors", dtypeName(t)));
+  const bool hasRatio = n.numInputs() > 1 && n.input(1);
+  if (hasRatio && n.input(1)->dtype() != DType::F32 && n.input(1)->dtype() != DType::F64)
+    return ctx.unsupported("a Dropout ratio that is not f32 or f64");
+  const bool hasMask = n.numOutputs() > 1 && n.output(1);
+  uint64_t seed = uint64_t(n.attrInt("seed", 0));
+  if (!n.attr("seed"))  // no seed: a hash of the output's name, the same on every compile
+    for (unsigned char c : n.output(0)->name()) seed = (seed ^ c) * 0x100000001b3ull;
+  ctx.useHeader("kiln_ref/random.h");
+  ctx.call("kiln_ref::dropout",
+           fmt::format("if (!kiln_ref::dropout<{}>({}, {}, {}, {}[0] != 0, {}ull, {}, {})) return "
+                       "KILN_ERR_DATA;",
+                       cTypeOf(t), numel(n.output(0)), ctx.input(0),
+                       hasRatio ? fmt::format("double({}[0])", ctx.input(1)) : "0.5", ctx.input(2),
+                       seed, ctx.output(0),
+                       hasMask ? fmt::format("reinterpret_cast<bool*>({})", ctx.output(1))
+                               : "static_cast<bool*>(nullptr)"));
+  return Status();
+}
+
 Status emitTranspose(const Node& n, EmitContext& ctx) {
   auto x = dimsOf(n.input(0));
   std::vector<int64_t> perm(x.size());
@@ -475,7 +504,7 @@ constexpr EmitterRow kEmitters[] = {
     {"Squeeze", emitCopy},
     {"Unsqueeze", emitCopy},
     {"Identity", emitCopy},
-    {"Dropout", emitCopy},
+    {"Dropout", emitDropout},
     {"Transpose", emitTranspose},
     {"Concat", emitConcat},
 };

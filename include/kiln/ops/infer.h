@@ -28,8 +28,12 @@ struct InferOptions {
 /// output shape) through ops that keep it, inference binds the symbol to that size and infers
 /// again: the values in between become static, and the op that makes the dim checks at run
 /// time that the data gives that size (KILN_ERR_DATA otherwise).
-inline std::string dataDimSymbol(const std::string& valueName) { return "runtime:" + valueName; }
-inline bool isDataDimSymbol(const std::string& symbol) { return symbol.starts_with("runtime:"); }
+inline std::string dataDimSymbol(const std::string& valueName) {
+  return "runtime:" + valueName;
+}
+inline bool isDataDimSymbol(const std::string& symbol) {
+  return symbol.starts_with("runtime:");
+}
 
 /// Infers dtype and shape of every value in the graph and its subgraphs, in node order.
 /// An op missing from the registry fails with "unsupported op" naming the node. Inferred
