@@ -5,7 +5,8 @@ Usage: /usr/bin/python3 tests/models/control_flow_cases.py KILN [--work DIR] [--
 Builds models with onnx.helper that the node tests do not cover: a Loop stopped by its
 condition, a Loop with a constant trip count and scan outputs, Scan with several axes and
 directions, an If inside a Loop body reading values two graphs out, nested Loops (the inner trip
-count computed per outer iteration) and an If on a run-time condition, both ways. Outputs must
+count computed per outer iteration), an If on a run-time condition, both ways, and Scan-8
+(a batch axis, opset 8). Outputs must
 match ONNX Runtime's (rtol 1e-5, atol 1e-6); exits 1 naming each case that does not.
 """
 import argparse
@@ -155,6 +156,27 @@ g = h.make_graph([
    initializer=[nh.from_array(np.array(0, np.float32), "zero_f")])
 save("if_pos", g, {"x": np.array([[1, -2], [3, 4]], np.float32)})
 save("if_neg", g, {"x": np.array([[-1, -2], [3, -4]], np.float32)})
+
+# 6. Scan-8 (opset 8): a batch axis, two scan inputs (one reversed), a state, two scan outputs;
+#    kiln rewrites it into a Loop over the batch around a Loop over the sequence.
+body = h.make_graph([
+    h.make_node("Add", ["st_in", "u"], ["t"]),
+    h.make_node("Mul", ["t", "v"], ["st_out"]),
+    h.make_node("Sub", ["st_out", "u"], ["o1"]),
+    h.make_node("Identity", ["t"], ["o2"]),
+], "body", [h.make_tensor_value_info("st_in", T.FLOAT, [2]), h.make_tensor_value_info("u", T.FLOAT, [2]),
+            h.make_tensor_value_info("v", T.FLOAT, [2])],
+   [h.make_tensor_value_info("st_out", T.FLOAT, [2]), h.make_tensor_value_info("o1", T.FLOAT, [2]),
+    h.make_tensor_value_info("o2", T.FLOAT, [2])])
+g = h.make_graph([h.make_node("Scan", ["", "s0", "U", "V"], ["s", "O1", "O2"], body=body,
+                              num_scan_inputs=2, directions=[0, 1])], "g",
+    [h.make_tensor_value_info("s0", T.FLOAT, [3, 2]), h.make_tensor_value_info("U", T.FLOAT, [3, 4, 2]),
+     h.make_tensor_value_info("V", T.FLOAT, [3, 4, 2])],
+    [h.make_tensor_value_info("s", T.FLOAT, [3, 2]), h.make_tensor_value_info("O1", T.FLOAT, [3, 4, 2]),
+     h.make_tensor_value_info("O2", T.FLOAT, [3, 4, 2])])
+save("scan8_batch", g, {"s0": np.array([[1, 2], [0, -1], [3, 0.5]], np.float32),
+                        "U": np.arange(24, dtype=np.float32).reshape(3, 4, 2) * 0.25,
+                        "V": np.cos(np.arange(24, dtype=np.float32)).reshape(3, 4, 2)}, opset=8)
 
 
 def run_case(kiln, opt, work, name, graph, feeds, opset):
