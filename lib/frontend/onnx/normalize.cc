@@ -439,7 +439,8 @@ Status scan8ToLoops(NodeSpec& n, NormalizeContext& nctx) {
   inner.clear_input();
   inner.clear_node();
   inner.clear_output();
-  const std::string step = fresh("step"), condIn = fresh("seq_cond"), condOut = fresh("seq_cond_out");
+  const std::string step = fresh("step"), condIn = fresh("seq_cond"),
+                    condOut = fresh("seq_cond_out");
   addScalarInput(inner, step, onnx::TensorProto::INT64);
   addScalarInput(inner, condIn, onnx::TensorProto::BOOL);
   for (size_t j = 0; j < numStates; ++j) *inner.add_input() = body.input(int(j));
@@ -512,8 +513,9 @@ Status scan8ToLoops(NodeSpec& n, NormalizeContext& nctx) {
     return out;
   };
   const std::string shape = helper("Shape", {first}, "batch_shape");
-  KILN_ASSIGN_OR_RETURN(std::string index, nctx.addConstant(base + "_batch_axis",
-                                                            Tensor::scalar<int64_t>(DType::I64, 0)));
+  KILN_ASSIGN_OR_RETURN(
+      std::string index,
+      nctx.addConstant(base + "_batch_axis", Tensor::scalar<int64_t>(DType::I64, 0)));
   const std::string count = helper("Gather", {shape, index}, "batch_count");
   n.opType = "Loop";
   n.inputs = {count, ""};
