@@ -17,7 +17,7 @@ enum {
   KILN_ERR_CPU = 7,       /* this CPU lacks an instruction set the code was built for */
   KILN_ERR_ARENA = 8,     /* caller-provided arena too small or misaligned */
   KILN_ERR_UNBOUND = 9,   /* run before every input was set or bound */
-  KILN_ERR_DATA = 10      /* input data out of range (e.g. an index) */
+  KILN_ERR_DATA = 10      /* input data out of range (e.g. an index), or a Loop past its limit */
 };
 
 /* Element type codes (match kiln's IR). */

@@ -373,7 +373,7 @@ extern "C" int {P}_bind_output({P}_context* ctx, int i, void* data, size_t bytes
     case KILN_ERR_CPU: return "this CPU lacks an instruction set the model was built for";
     case KILN_ERR_ARENA: return "arena too small or not 64-byte aligned";
     case KILN_ERR_UNBOUND: return "run before every input was set";
-    case KILN_ERR_DATA: return "input data out of range, e.g. an index";
+    case KILN_ERR_DATA: return "input data out of range (e.g. an index), or a Loop over its iteration limit";
     default: return "unknown status";
   }}
 }}

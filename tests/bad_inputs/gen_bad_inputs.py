@@ -4,13 +4,17 @@
 Usage: /usr/bin/python3 tests/bad_inputs/gen_bad_inputs.py OUT_DIR
 Writes OUT_DIR/<case>.onnx for every case below, plus weights.bin (a 16-byte external-data file)
 and cases.txt (one "<case>.onnx  <what it is>" line per case). Deterministic; rewrites each run.
+OUT_DIR/limits/ holds models at and past the limits for check_limits.sh (some load, some run).
 """
 import os
 import random
 import shutil
 import sys
 
-from onnx import TensorProto, helper
+import numpy as np
+from onnx import TensorProto, helper, numpy_helper
+
+import raw_onnx
 
 F32 = TensorProto.FLOAT
 
@@ -121,7 +125,56 @@ def cases():
                              "a com.microsoft contrib op (FusedConv)")
     c["opset_99"] = (relu_model(opsets=(("", 99),)), "default-domain opset 99")
     c["nested_if_100"] = (nested_if(100), "If subgraphs nested 100 deep")
+    c["nested_if_10000"] = (raw_onnx.nested_if(10000),
+                            "If subgraphs nested 10,000 deep (raw protobuf)")
+    c["nested_messages_1000"] = (raw_onnx.nested_messages(1000),
+                                 "graph > node > attribute > graph ... 1,000 messages deep, "
+                                 "without If (raw protobuf)")
+    shape = numpy_helper.from_array(np.array([1 << 32, 1 << 32, 16], np.int64), "shape")
+    c["reshape_overflow"] = (model([helper.make_node("Reshape", ["x", "shape"], ["y"],
+                                                     name="reshape")],
+                                   [vi("x", [4])], [vi("y", None)], initializers=[shape]),
+                             "a Reshape to [2^32, 2^32, 16] (the product overflows 64 bits)")
     return c
+
+
+def loop_model(const_trip_count):
+    """y = x + (number of iterations): a Loop with trip count 2^62, as a constant without a
+    condition, or as graph inputs M and cond (data, given at run time)."""
+    i64, b = TensorProto.INT64, TensorProto.BOOL
+    one = numpy_helper.from_array(np.ones(1, np.float32), "one")
+    body = helper.make_graph(
+        [helper.make_node("Identity", ["cond_in"], ["cond_out"]),
+         helper.make_node("Add", ["acc_in", "one"], ["acc_out"])], "body",
+        [vi("iter", [], i64), vi("cond_in", [], b), vi("acc_in", [1])],
+        [vi("cond_out", [], b), vi("acc_out", [1])], initializer=[one])
+    if const_trip_count:
+        trip = numpy_helper.from_array(np.array(1 << 62, np.int64), "M")
+        return model([helper.make_node("Loop", ["M", "", "x"], ["y"], body=body)],
+                     [vi("x", [1])], [vi("y", [1])], initializers=[trip])
+    return model([helper.make_node("Loop", ["M", "cond", "x"], ["y"], body=body)],
+                 [vi("M", [], i64), vi("cond", [], b), vi("x", [1])], [vi("y", [1])])
+
+
+def limit_cases():
+    return {
+        "chain_1m.onnx": raw_onnx.identity_chain(1_000_000),
+        "chain_250k.onnx": raw_onnx.identity_chain(250_000),
+        "loop_2p62_const.onnx": loop_model(True),
+        "loop_2p62_input.onnx": loop_model(False),
+    }
+
+
+def write_limit_cases(out):
+    os.makedirs(out)
+    for name, data in limit_cases().items():
+        with open(os.path.join(out, name), "wb") as f:
+            f.write(data)
+    # Inputs of loop_2p62_input.onnx.
+    for name, value in (("M", np.array(1 << 62, np.int64)), ("M5", np.array(5, np.int64)),
+                        ("cond", np.array(True)),
+                        ("x", np.zeros(1, np.float32))):
+        np.save(os.path.join(out, name + ".npy"), value)
 
 
 def main():
@@ -140,6 +193,7 @@ def main():
         f.write(bytes(range(16)))
     with open(os.path.join(tmp, "cases.txt"), "w") as f:
         f.write("\n".join(listing) + "\n")
+    write_limit_cases(os.path.join(tmp, "limits"))
     shutil.rmtree(out, ignore_errors=True)
     os.replace(tmp, out)
     print(f"gen_bad_inputs: {len(listing)} hostile models in {out}")

@@ -383,20 +383,22 @@ TEST(OnnxSubgraph, LoopBodyInputsAndLimits) {
   EXPECT_TRUE(contains(r.message(), "redefines a value of an enclosing graph")) << r.message();
 }
 
+// `depth` Ifs, each then-branch holding the next, and a Not in the innermost.
+onnx::ModelProto nested(int depth) {
+  onnx::ModelProto m = makeModel(13);
+  addInput(m.mutable_graph(), "c", {}, onnx::TensorProto::BOOL);
+  onnx::GraphProto* g = m.mutable_graph();
+  for (int i = 0; i < depth; ++i) {
+    auto* n = addNode(g, "If", {"c"}, {"y" + std::to_string(i)}, "if" + std::to_string(i));
+    addOutput(g, "y" + std::to_string(i));
+    g = addAttr(n, "then_branch", onnx::AttributeProto::GRAPH)->mutable_g();
+  }
+  addNode(g, "Not", {"c"}, {"leaf"}, "leaf");
+  addOutput(g, "leaf");
+  return m;
+}
+
 TEST(OnnxSubgraph, NestingDepthIsLimited) {
-  auto nested = [](int depth) {
-    onnx::ModelProto m = makeModel(13);
-    addInput(m.mutable_graph(), "c", {}, onnx::TensorProto::BOOL);
-    onnx::GraphProto* g = m.mutable_graph();
-    for (int i = 0; i < depth; ++i) {
-      auto* n = addNode(g, "If", {"c"}, {"y" + std::to_string(i)}, "if" + std::to_string(i));
-      addOutput(g, "y" + std::to_string(i));
-      g = addAttr(n, "then_branch", onnx::AttributeProto::GRAPH)->mutable_g();
-    }
-    addNode(g, "Not", {"c"}, {"leaf"}, "leaf");
-    addOutput(g, "leaf");
-    return m;
-  };
   EXPECT_TRUE(importModel(nested(5)).ok());
   OnnxImportOptions shallow;
   shallow.maxSubgraphDepth = 3;
@@ -407,6 +409,29 @@ TEST(OnnxSubgraph, NestingDepthIsLimited) {
   ASSERT_FALSE(deep.ok());
   EXPECT_TRUE(contains(deep.message(), "nested")) << deep.message();
   EXPECT_FALSE(importModel(nested(400)).ok());  // the parser's recursion limit holds
+}
+
+TEST(OnnxSubgraph, NodeCountIsLimitedBeforeParsing) {
+  onnx::ModelProto m = nested(5);  // six nodes
+  OnnxImportOptions options;
+  options.registry = &testRegistry();
+  options.maxNodes = 6;
+  EXPECT_TRUE(importOnnxBytes(serialize(m), "m.onnx", "", options).ok());
+  options.maxNodes = 5;
+  auto r = importOnnxBytes(serialize(m), "m.onnx", "", options);
+  ASSERT_FALSE(r.ok());
+  EXPECT_TRUE(contains(r.message(), "more than 5 nodes (subgraphs included)")) << r.message();
+  EXPECT_TRUE(contains(r.message(), "--max-nodes")) << r.message();
+  // Counted on the wire before the protobuf is parsed: corrupt bytes after the graph do not
+  // hide the count, while under the limit the parser reports them.
+  std::string corrupt = serialize(m) + "\xff\xff\xff";
+  r = importOnnxBytes(corrupt, "m.onnx", "", options);
+  ASSERT_FALSE(r.ok());
+  EXPECT_TRUE(contains(r.message(), "more than 5 nodes")) << r.message();
+  options.maxNodes = 6;
+  r = importOnnxBytes(corrupt, "m.onnx", "", options);
+  ASSERT_FALSE(r.ok());
+  EXPECT_TRUE(contains(r.message(), "not a valid ONNX model")) << r.message();
 }
 
 }  // namespace

@@ -28,6 +28,10 @@ void ModelArgs::addTo(CLI::App* cmd) {
   cmd->add_option("--max-rank", limits.maxRank, "Largest tensor rank accepted")
       ->check(CLI::Range(int64_t(0), int64_t(1) << 20))
       ->capture_default_str();
+  cmd->add_option("--max-nodes", limits.maxNodes,
+                  "Most nodes accepted, counted over the graph and all its subgraphs")
+      ->check(CLI::Range(int64_t(0), int64_t(1) << 40))
+      ->capture_default_str();
 }
 
 Expected<Model> ModelArgs::load(bool infer) const {

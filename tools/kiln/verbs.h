@@ -34,7 +34,8 @@ Verb addOptVerb(CLI::App& app);
 struct ModelArgs {
   std::string path;
   std::vector<std::string> shapes;
-  OnnxImportOptions limits;  ///< --max-model-bytes, --max-tensor-bytes, --max-nesting, --max-rank
+  /// --max-model-bytes, --max-tensor-bytes, --max-nesting, --max-rank, --max-nodes
+  OnnxImportOptions limits;
   /// Adds MODEL, --shape and the import limits to a subcommand.
   void addTo(CLI::App* cmd);
   /// Loads the model with these options (infers shapes unless `infer` is false).

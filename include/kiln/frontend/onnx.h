@@ -18,6 +18,8 @@ struct OnnxImportOptions {
   uint64_t maxTensorBytes = uint64_t(16) << 30;  ///< one initializer / external tensor
   int maxSubgraphDepth = 64;                     ///< nested If/Loop/Scan bodies
   int64_t maxRank = 64;
+  /// Nodes in the model, every subgraph counted (checked before the IR is built).
+  int64_t maxNodes = 250'000;
   /// The ops the importer accepts; null means OpRegistry::builtin().
   const OpRegistry* registry = nullptr;
 };

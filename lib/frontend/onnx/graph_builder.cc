@@ -37,6 +37,7 @@ class GraphBuilder {
     KILN_RETURN_IF_ERROR(planNodes());
     KILN_RETURN_IF_ERROR(createNodes());
     KILN_RETURN_IF_ERROR(wireNodes());
+    std::vector<PlannedNode>().swap(planned_);  // the graph holds everything now: lower the peak
     KILN_RETURN_IF_ERROR(addOutputs());
     KILN_RETURN_IF_ERROR(applyValueInfo());
     if (Status st = g_.sortTopologically(); !st.ok())
@@ -199,6 +200,8 @@ class GraphBuilder {
 
   Status planNodes() {
     std::unordered_set<std::string> nodeNames;
+    nodeNames.reserve(proto_.node_size());
+    planned_.reserve(proto_.node_size());
     for (const auto& np : proto_.node())
       if (!np.name().empty()) nodeNames.insert(np.name());
     for (int i = 0; i < proto_.node_size(); ++i) {
@@ -302,6 +305,7 @@ class GraphBuilder {
   }
 
   Status createNodes() {
+    nodes_.reserve(planned_.size());
     for (PlannedNode& p : planned_) {
       std::unordered_set<std::string> own;
       for (const std::string& out : p.spec.outputs) {

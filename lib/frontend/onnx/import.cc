@@ -93,6 +93,8 @@ Expected<Model> importModel(std::string_view bytes, const std::string& displayNa
     return ctx.fail("model is over 2 GiB, the protobuf size limit",
                     "save the weights as external data (onnx.save_model(..., "
                     "save_as_external_data=True))");
+  if (countNodesOnWire(bytes, options.maxNodes, options.maxSubgraphDepth) > options.maxNodes)
+    return tooManyNodes(ctx);
   onnx::ModelProto proto;
   {
     google::protobuf::io::CodedInputStream in(reinterpret_cast<const uint8_t*>(bytes.data()),

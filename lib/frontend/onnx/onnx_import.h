@@ -187,6 +187,13 @@ Status inlineFunctionCall(const onnx::NodeProto& call, const SourceNodeRef& wher
                           ImportContext& ctx, const Graph& g, std::deque<onnx::NodeProto>& storage,
                           std::vector<InlinedNode>& out);
 
+/// Counts the nodes of a serialized ModelProto's graph and subgraphs (down to `maxDepth`
+/// levels) from the wire format, without parsing it; stops counting past `limit`. Malformed
+/// bytes end the count early (the parser reports them).
+int64_t countNodesOnWire(std::string_view bytes, int64_t limit, int maxDepth);
+/// The error for a model over options.maxNodes.
+Error tooManyNodes(const ImportContext& ctx);
+
 /// Reserves every value name of `proto` and its subgraphs in ctx and records the names nodes
 /// read; fails when subgraphs nest deeper than the options allow.
 Status collectNames(const onnx::GraphProto& proto, ImportContext& ctx, int depth);
