@@ -8,6 +8,7 @@
 // results differ between targets in the last bits but are identical run to run.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 
 #if !defined(KILN_GENERIC) && defined(__AVX512F__)
@@ -28,6 +29,13 @@
 
 namespace kiln_cpu {
 
+/// Sum of t[0:n) (n a power of two) by halving: the vector lanes' fixed reduction order.
+inline float pairwise_sum(float* t, int n) {
+  for (; n > 1; n /= 2)
+    for (int i = 0; i < n / 2; ++i) t[i] = t[i] + t[i + n / 2];
+  return t[0];
+}
+
 #if defined(KILN_CPU_AVX512)
 
 struct V {
@@ -46,7 +54,33 @@ struct V {
   static void store(float* p, R v, int n) { _mm512_mask_storeu_ps(p, mask(n), v); }
   static R fma(R a, R b, R c) { return _mm512_fmadd_ps(a, b, c); }
   static R add(R a, R b) { return _mm512_add_ps(a, b); }
+  static R sub(R a, R b) { return _mm512_sub_ps(a, b); }
   static R mul(R a, R b) { return _mm512_mul_ps(a, b); }
+  static R div(R a, R b) { return _mm512_div_ps(a, b); }
+  /// Nearest integer (ties to even), as a float.
+  static R round(R a) {
+    return _mm512_maskz_roundscale_ps(__mmask16(0xFFFF), a, _MM_FROUND_TO_NEAREST_INT);
+  }
+  /// a * 2^n for integral n in [-126, 127].
+  static R scale2(R a, R n) { return _mm512_maskz_scalef_ps(__mmask16(0xFFFF), a, n); }
+  /// a with b's sign (maskz forms: GCC 12's unmasked logic ops warn in its own header).
+  static R copysign(R a, R b) {
+    const __mmask16 all = 0xFFFF;
+    const __m512i sign = _mm512_set1_epi32(int(0x80000000u));
+    const __m512i ai = _mm512_castps_si512(a), bi = _mm512_castps_si512(b);
+    return _mm512_castsi512_ps(_mm512_maskz_or_epi32(all, _mm512_maskz_andnot_epi32(all, sign, ai),
+                                                     _mm512_maskz_and_epi32(all, sign, bi)));
+  }
+  static R abs(R a) {
+    return _mm512_castsi512_ps(_mm512_maskz_and_epi32(
+        __mmask16(0xFFFF), _mm512_castps_si512(a), _mm512_set1_epi32(0x7FFFFFFF)));
+  }
+  /// Lane sum in a fixed order (pairwise over lanes 0..15): the same for the same input.
+  static float reduce_add(R a) {
+    alignas(64) float t[16];
+    _mm512_store_ps(t, a);
+    return pairwise_sum(t, 16);
+  }
   /// max(a, b) and min(a, b) returning b where either is NaN or both are zeros (x86 rules).
   // The masked forms: GCC 12's unmasked ones trip -Wmaybe-uninitialized in its own header.
   static R max(R a, R b) { return _mm512_maskz_max_ps(__mmask16(0xFFFF), a, b); }
@@ -71,7 +105,30 @@ struct V {
   static void store(float* p, R v, int n) { _mm256_maskstore_ps(p, mask(n), v); }
   static R fma(R a, R b, R c) { return _mm256_fmadd_ps(a, b, c); }
   static R add(R a, R b) { return _mm256_add_ps(a, b); }
+  static R sub(R a, R b) { return _mm256_sub_ps(a, b); }
   static R mul(R a, R b) { return _mm256_mul_ps(a, b); }
+  static R div(R a, R b) { return _mm256_div_ps(a, b); }
+  static R round(R a) { return _mm256_round_ps(a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
+  // In two factors 2^(n/2) and 2^(n - n/2), so n = 128 (e^88.5) stays finite.
+  static R scale2(R a, R n) {
+    const __m256i k = _mm256_cvtps_epi32(n), k1 = _mm256_srai_epi32(k, 1);
+    const __m256i bias = _mm256_set1_epi32(127);
+    const __m256i e1 = _mm256_slli_epi32(_mm256_add_epi32(k1, bias), 23);
+    const __m256i e2 = _mm256_slli_epi32(_mm256_add_epi32(_mm256_sub_epi32(k, k1), bias), 23);
+    return _mm256_mul_ps(_mm256_mul_ps(a, _mm256_castsi256_ps(e1)), _mm256_castsi256_ps(e2));
+  }
+  static R copysign(R a, R b) {
+    const R sign = _mm256_castsi256_ps(_mm256_set1_epi32(int(0x80000000u)));
+    return _mm256_or_ps(_mm256_andnot_ps(sign, a), _mm256_and_ps(sign, b));
+  }
+  static R abs(R a) {
+    return _mm256_and_ps(a, _mm256_castsi256_ps(_mm256_set1_epi32(0x7FFFFFFF)));
+  }
+  static float reduce_add(R a) {
+    alignas(32) float t[8];
+    _mm256_store_ps(t, a);
+    return pairwise_sum(t, 8);
+  }
   static R max(R a, R b) { return _mm256_max_ps(a, b); }
   static R min(R a, R b) { return _mm256_min_ps(a, b); }
   static __m256i mask(int n) {
@@ -114,10 +171,36 @@ struct V {
     for (int i = 0; i < 4; ++i) a.v[i] = a.v[i] + b.v[i];
     return a;
   }
+  static R sub(R a, R b) {
+    for (int i = 0; i < 4; ++i) a.v[i] = a.v[i] - b.v[i];
+    return a;
+  }
   static R mul(R a, R b) {
     for (int i = 0; i < 4; ++i) a.v[i] = a.v[i] * b.v[i];
     return a;
   }
+  static R div(R a, R b) {
+    for (int i = 0; i < 4; ++i) a.v[i] = a.v[i] / b.v[i];
+    return a;
+  }
+  static R round(R a) {
+    for (int i = 0; i < 4; ++i) a.v[i] = std::nearbyint(a.v[i]);
+    return a;
+  }
+  static R scale2(R a, R n) {
+    for (int i = 0; i < 4; ++i)  // a NaN n (from a NaN input) must not reach int()
+      a.v[i] = n.v[i] == n.v[i] ? std::ldexp(a.v[i], int(n.v[i])) : a.v[i] + n.v[i];
+    return a;
+  }
+  static R copysign(R a, R b) {
+    for (int i = 0; i < 4; ++i) a.v[i] = std::copysign(a.v[i], b.v[i]);
+    return a;
+  }
+  static R abs(R a) {
+    for (int i = 0; i < 4; ++i) a.v[i] = std::fabs(a.v[i]);
+    return a;
+  }
+  static float reduce_add(R a) { return pairwise_sum(a.v, 4); }
   static R max(R a, R b) {
     for (int i = 0; i < 4; ++i) a.v[i] = a.v[i] > b.v[i] ? a.v[i] : b.v[i];
     return a;

@@ -353,3 +353,37 @@ Expected<bool> emitCpuMaxPool(const Node& n, EmitContext& ctx) {
 }
 
 }  // namespace kiln
+
+namespace kiln {
+
+Expected<bool> emitCpuSoftmax(const Node& n, EmitContext& ctx, int64_t rows, int64_t cols,
+                              int64_t inner) {
+  if (!ctx.target().optimizedKernels() || !allF32(n) || inner != 1 || cols <= 0) return false;
+  if (n.opType() != "Softmax" && n.opType() != "LogSoftmax") return false;
+  ctx.useHeader("kiln_cpu/rowwise.h");
+  ctx.call("kiln_cpu::softmax_rows_f32__" + ctx.target().kernelIsa(),
+           fmt::format("kiln_cpu::softmax_rows_f32({}, {}, {}, {}, {}, {});", rows, cols,
+                       ctx.input(0), ctx.output(0), n.opType() == "LogSoftmax",
+                       ctx.threadPool()));
+  return true;
+}
+
+Expected<bool> emitCpuLayerNorm(const Node& n, EmitContext& ctx, int64_t rows, int64_t cols) {
+  if (!ctx.target().optimizedKernels() || !allF32(n)) return false;
+  for (size_t i = 1; i < n.numOutputs(); ++i)
+    if (n.output(i) && n.output(i)->dtype() != DType::F32) return false;
+  auto opt = [&](size_t i) {
+    return n.numOutputs() > i && n.output(i) ? ctx.output(i)
+                                             : std::string("static_cast<float*>(nullptr)");
+  };
+  ctx.useHeader("kiln_cpu/rowwise.h");
+  ctx.call("kiln_cpu::layer_norm_rows_f32__" + ctx.target().kernelIsa(),
+           fmt::format("kiln_cpu::layer_norm_rows_f32({}, {}, {}, {}, {}, {}, {}, {}, {}, {});",
+                       rows, cols, ctx.input(0), ctx.input(1),
+                       n.input(2) ? ctx.input(2) : std::string("static_cast<const float*>(nullptr)"),
+                       floatLiteral(n.attrFloat("epsilon", 1e-5f)), ctx.output(0), opt(1), opt(2),
+                       ctx.threadPool()));
+  return true;
+}
+
+}  // namespace kiln

@@ -21,5 +21,11 @@ Expected<bool> emitCpuConvTranspose(const Node& n, EmitContext& ctx, const std::
                                     const std::vector<int64_t>& pads);
 /// MaxPool (f32, 1-D or 2-D, no Indices output).
 Expected<bool> emitCpuMaxPool(const Node& n, EmitContext& ctx);
+/// Softmax and LogSoftmax (f32) over the last axis: `rows` rows of `cols` values; inner is the
+/// product of the dims after the axis (only 1 is taken).
+Expected<bool> emitCpuSoftmax(const Node& n, EmitContext& ctx, int64_t rows, int64_t cols,
+                              int64_t inner);
+/// LayerNormalization (f32, scale and bias of `cols` values, f32 Mean/InvStdDev if any).
+Expected<bool> emitCpuLayerNorm(const Node& n, EmitContext& ctx, int64_t rows, int64_t cols);
 
 }  // namespace kiln

@@ -92,6 +92,10 @@ Status emitSoftmax(const Node& n, EmitContext& ctx) {
   std::string fn = n.opType() == "Softmax"      ? "softmax"
                    : n.opType() == "LogSoftmax" ? "log_softmax"
                                                 : "hardmax";
+  KILN_ASSIGN_OR_RETURN(bool done, emitCpuSoftmax(n, ctx, product(dims, 0, size_t(axis)),
+                                                  dims[size_t(axis)],
+                                                  product(dims, size_t(axis) + 1, dims.size())));
+  if (done) return Status();
   ctx.useHeader("kiln_ref/softmax.h");
   ctx.call("kiln_ref::" + fn,
            fmt::format("kiln_ref::{}({}, {}, {}, {}, {});", fn, product(dims, 0, size_t(axis)),
@@ -372,6 +376,8 @@ Status emitLayerNorm(const Node& n, EmitContext& ctx) {
   auto opt = [&](size_t i) {
     return has(i) ? ctx.output(i) : "static_cast<" + statType + "*>(nullptr)";
   };
+  KILN_ASSIGN_OR_RETURN(bool done, emitCpuLayerNorm(n, ctx, product(x, 0, size_t(axis)), cols));
+  if (done) return Status();
   ctx.useHeader("kiln_ref/norm.h");
   ctx.call("kiln_ref::layer_norm",
            fmt::format("kiln_ref::layer_norm({}, {}, {}, {}, {}, {}, {}, {}, {});",

@@ -1,0 +1,204 @@
+// Tests of kernels/cpu's vectorized math (vmath.h: exp, erf, GELU, sigmoid) against double
+// precision std:: functions with the error bounds vmath.h states, and of the row kernels
+// (rowwise.h: Softmax, LogSoftmax, LayerNormalization) against kiln_ref on rows at the edges of
+// the vector width, with NaN/inf rows, null optional arguments and 1, 2 and 3 threads.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <vector>
+
+#include "cpu_kernels_check.h"
+#include "kiln_cpu/rowwise.h"
+#include "kiln_cpu/vmath.h"
+#include "kiln_ref/norm.h"
+#include "kiln_ref/softmax.h"
+
+namespace {
+
+using kiln_cpu::V;
+using namespace kiln_cpu_test;
+
+// f(x) for a vector of inputs, through the vector path (full vectors and a masked tail).
+template <class F>
+Vec applyV(const Vec& x, F f) {
+  Vec y(x.size());
+  constexpr int L = V::kLanes;
+  size_t i = 0;
+  for (; i + L <= x.size(); i += L) V::store(y.data() + i, f(V::load(x.data() + i)));
+  if (i < x.size()) {
+    const int r = int(x.size() - i);
+    V::store(y.data() + i, f(V::load(x.data() + i, r)), r);
+  }
+  return y;
+}
+
+Vec grid(double lo, double hi, int n) {
+  Vec x(size_t(n) + 1);
+  for (int i = 0; i <= n; ++i) x[size_t(i)] = float(lo + (hi - lo) * i / n);
+  return x;
+}
+
+// Distance in units in the last place of float(want).
+double ulps(double want, float got) {
+  const float w = float(want);
+  if (w == got) return 0;
+  const double ulp =
+      std::nextafter(std::fabs(w), std::numeric_limits<float>::infinity()) - std::fabs(w);
+  return std::fabs(double(got) - want) / ulp;
+}
+
+TEST(CpuMath, ExpWithinTwoUlps) {
+  KILN_REQUIRE_ISA();
+  const Vec x = grid(-87.0, 88.0, 400000);
+  const Vec y = applyV(x, kiln_cpu::vexp);
+  double worst = 0;
+  for (size_t i = 0; i < x.size(); ++i) worst = std::max(worst, ulps(std::exp(double(x[i])), y[i]));
+  EXPECT_LE(worst, 2.0);
+  std::printf("vexp max error %.2f ulp\n", worst);
+  const float inf = std::numeric_limits<float>::infinity();
+  const Vec special{0.0f, -0.0f, 1.0f, 100.0f, inf, -200.0f, -inf, std::nanf("")};
+  const Vec s = applyV(special, kiln_cpu::vexp);
+  EXPECT_EQ(s[0], 1.0f);
+  EXPECT_EQ(s[1], 1.0f);
+  EXPECT_NEAR(s[2], 2.7182817f, 3e-7f);
+  EXPECT_EQ(s[3], inf);
+  EXPECT_EQ(s[4], inf);
+  EXPECT_LE(s[5], 1.2e-38f);
+  EXPECT_LE(s[6], 1.2e-38f);
+  EXPECT_TRUE(std::isnan(s[7]));
+}
+
+TEST(CpuMath, ErfGeluSigmoidWithinStatedBounds) {
+  KILN_REQUIRE_ISA();
+  const Vec x = grid(-9.0, 9.0, 200000);
+  const Vec e = applyV(x, kiln_cpu::verf), g = applyV(x, kiln_cpu::vgelu),
+            s = applyV(x, kiln_cpu::vsigmoid);
+  double erfErr = 0, geluErr = 0, sigUlps = 0;
+  for (size_t i = 0; i < x.size(); ++i) {
+    const double xd = x[i];
+    erfErr = std::max(erfErr, std::fabs(e[i] - std::erf(xd)));
+    const double gelu = 0.5 * xd * std::erfc(-xd / std::sqrt(2.0));
+    geluErr = std::max(geluErr, std::fabs(g[i] - gelu) / std::max(1.0, std::fabs(xd)));
+    sigUlps = std::max(sigUlps, ulps(1.0 / (1.0 + std::exp(-xd)), s[i]));
+  }
+  std::printf("verf max abs error %.3g, vgelu max error %.3g * max(1,|x|), vsigmoid %.2f ulp\n",
+              erfErr, geluErr, sigUlps);
+  EXPECT_LE(erfErr, 5e-7);
+  EXPECT_LE(geluErr, 4e-7);
+  EXPECT_LE(sigUlps, 4.0);
+  const Vec nan = applyV(Vec{std::nanf("")}, kiln_cpu::verf);
+  EXPECT_TRUE(std::isnan(nan[0]));
+}
+
+struct RowCase {
+  int64_t rows, cols;
+};
+
+const RowCase kRowCases[] = {
+    {1, 1},  {3, V::kLanes - 1}, {2, V::kLanes},         {5, V::kLanes + 1},
+    {7, 13}, {4, 128},           {3, 3 * V::kLanes + 5}, {2, 1000},
+    {33, 64}};
+
+TEST(CpuRowwise, SoftmaxAndLogSoftmaxMatchReference) {
+  KILN_REQUIRE_ISA();
+  Rng rng{11};
+  for (const RowCase& c : kRowCases) {
+    for (bool log : {false, true}) {
+      Vec x = filled(c.rows * c.cols, Data::kRandom, rng);
+      for (float& v : x) v *= 12.0f;
+      Vec want(x.size());
+      if (log)
+        kiln_ref::log_softmax<float>(c.rows, c.cols, 1, x.data(), want.data());
+      else
+        kiln_ref::softmax<float>(c.rows, c.cols, 1, x.data(), want.data());
+      Vec first;
+      for (int threads : {1, 2, 3}) {
+        Vec got(x.size(), kSentinel);
+        kiln_cpu::softmax_rows_f32(c.rows, c.cols, x.data(), got.data(), log,
+                                   threads == 1 ? nullptr : threadPool(threads));
+        Vec tol(x.size());
+        // LogSoftmax subtracts values up to 24 apart (x in [-12, 12]): an absolute bound.
+        for (size_t i = 0; i < x.size(); ++i)
+          tol[i] = 8 * kEps * (std::fabs(want[i]) + (log ? 24.0f : 0.0f)) + 1e-7f;
+        EXPECT_TRUE(near(want, got, c.rows, c.cols, c.cols, &tol))
+            << c.rows << "x" << c.cols << (log ? " log" : "") << " threads " << threads;
+        if (first.empty()) first = got;
+        EXPECT_TRUE(identical(first, got)) << c.rows << "x" << c.cols << " threads " << threads;
+      }
+      // In place gives the same result.
+      Vec inplace = x;
+      kiln_cpu::softmax_rows_f32(c.rows, c.cols, inplace.data(), inplace.data(), log, nullptr);
+      EXPECT_TRUE(identical(first, inplace));
+    }
+  }
+}
+
+TEST(CpuRowwise, SoftmaxRowsWithNanOrInfinityFollowTheReference) {
+  KILN_REQUIRE_ISA();
+  const float inf = std::numeric_limits<float>::infinity();
+  const int64_t cols = V::kLanes + 3;
+  for (float special : {std::nanf(""), inf, -inf}) {
+    for (int64_t at : {int64_t(0), cols - 1}) {
+      Vec x(size_t(2 * cols), 0.5f);
+      x[size_t(cols + at)] = special;  // row 1 only
+      for (bool log : {false, true}) {
+        Vec want(x.size()), got(x.size());
+        if (log)
+          kiln_ref::log_softmax<float>(2, cols, 1, x.data(), want.data());
+        else
+          kiln_ref::softmax<float>(2, cols, 1, x.data(), want.data());
+        kiln_cpu::softmax_rows_f32(2, cols, x.data(), got.data(), log, nullptr);
+        for (int64_t i = cols; i < 2 * cols; ++i) {
+          const float w = want[size_t(i)], g = got[size_t(i)];
+          EXPECT_TRUE((std::isnan(w) && std::isnan(g)) || w == g)
+              << "special " << special << " at " << at << " col " << i - cols << ": " << w << " vs "
+              << g;
+        }
+      }
+    }
+  }
+}
+
+TEST(CpuRowwise, LayerNormMatchesReference) {
+  KILN_REQUIRE_ISA();
+  Rng rng{5};
+  for (const RowCase& c : kRowCases) {
+    for (bool withBias : {true, false}) {
+      Vec x = filled(c.rows * c.cols, Data::kRandom, rng);
+      for (size_t i = 0; i < x.size(); ++i) x[i] = x[i] * 3.0f + float(i % 7);
+      const Vec scale = filled(c.cols, Data::kRandom, rng),
+                bias = filled(c.cols, Data::kRandom, rng);
+      const float* b = withBias ? bias.data() : nullptr;
+      Vec want(x.size()), wantMean(size_t(c.rows)), wantInv(size_t(c.rows));
+      kiln_ref::layer_norm<float, float>(c.rows, c.cols, x.data(), scale.data(), b, 1e-5f,
+                                         want.data(), wantMean.data(), wantInv.data());
+      Vec first;
+      for (int threads : {1, 2, 3}) {
+        Vec got(x.size(), kSentinel), mean(size_t(c.rows)), inv(size_t(c.rows));
+        kiln_cpu::layer_norm_rows_f32(c.rows, c.cols, x.data(), scale.data(), b, 1e-5f, got.data(),
+                                      mean.data(), inv.data(),
+                                      threads == 1 ? nullptr : threadPool(threads));
+        Vec tol(x.size());
+        for (size_t i = 0; i < x.size(); ++i) tol[i] = 2e-5f * (1.0f + std::fabs(want[i]));
+        EXPECT_TRUE(near(want, got, c.rows, c.cols, c.cols, &tol))
+            << c.rows << "x" << c.cols << " threads " << threads;
+        for (int64_t r = 0; r < c.rows; ++r) {
+          EXPECT_NEAR(mean[size_t(r)], wantMean[size_t(r)],
+                      1e-5f * (1 + std::fabs(wantMean[size_t(r)])));
+          EXPECT_NEAR(inv[size_t(r)], wantInv[size_t(r)], 2e-5f * wantInv[size_t(r)]);
+        }
+        if (first.empty()) first = got;
+        EXPECT_TRUE(identical(first, got));
+      }
+      Vec plain(x.size());  // without the optional outputs
+      kiln_cpu::layer_norm_rows_f32(c.rows, c.cols, x.data(), scale.data(), b, 1e-5f, plain.data(),
+                                    nullptr, nullptr, nullptr);
+      EXPECT_TRUE(identical(first, plain));
+    }
+  }
+}
+
+}  // namespace
