@@ -185,9 +185,12 @@ void BM_Depthwise(benchmark::State& state, int64_t C, int64_t HW, int64_t stride
   const std::vector<float> bias = randomFloats(C, 8);
   std::vector<float> y(size_t(C * out * out));
   const auto e = kiln_cpu::make_epilogue(kiln_ref::Relu{}, nullptr, nullptr, nullptr, 0);
+  const int64_t per = kiln_cpu::depthwise_scratch_floats(s);
+  std::vector<float> scratch(size_t(per * benchThreads()));
   const WallTimer timer;
   for (auto _ : state) {
-    kiln_cpu::depthwise_conv2d_f32(s, x.data(), w.data(), bias.data(), y.data(), e, benchPool());
+    kiln_cpu::depthwise_conv2d_f32(s, x.data(), w.data(), bias.data(), y.data(), e,
+                                   scratch.data(), per, benchPool());
     benchmark::ClobberMemory();
   }
   setFlopCounters(state, timer, 2.0 * double(C) * 9.0 * double(out * out));

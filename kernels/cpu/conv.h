@@ -3,8 +3,8 @@
 //    with im2col packed a block at a time straight into the GEMM's B panels (gemm.h); a 1x1
 //    stride-1 unpadded conv packs plain rows of X. The weights are the A operand, packed at
 //    compile time (conv2d_pack_weights).
-//  * depthwise_conv2d_f32: group == C == M, one filter per channel, vectorized along output
-//    rows (stride 1) with the epilogue applied per row.
+//  * depthwise_conv2d_f32: group == C == M, one filter per channel, over phase planes of the
+//    padded input so every tap is a full-vector load at one flat offset (any stride/dilation).
 // Both take the epilogue of gemm.h (row_bias = the conv bias, per output channel; residual
 // with the output's layout) and split work over output channels / pixel blocks only.
 #pragma once
@@ -206,129 +206,160 @@ inline void conv_transpose2d_f32(const Conv2dShape& s, const float* x, const flo
 
 namespace conv_detail {
 
-/// Most floats of de-interleaved input rows a depthwise conv keeps on the stack (KH rows).
-constexpr int64_t kDepthwiseRowFloats = 8192;
-
-/// One input row as a tap reads it: element t of phase `ph` is src[ph][t] = x_row[t * SW + ph]
-/// (SW == 1: one phase, the row itself), len[ph] elements.
-struct DepthwiseRow {
-  const float* src[8];
-  int64_t len[8];
-  bool valid;
+/// Geometry of depthwise_conv2d_f32's phase planes: the zero-padded input plane split into
+/// SH x SW planes by (row % SH, column % SW), each Hq x Wq, so that every tap of every output
+/// pixel (oh, ow) reads plane[tap phase][(oh + tap row offset) * Wq + ow + tap column offset]:
+/// one flat index f = oh * Wq + ow for all taps, read a full vector at a time.
+struct DepthwisePlanes {
+  int64_t Hq, Wq, plane, flat;  // plane = Hq * Wq; flat = outputs computed (OH * Wq rounded up)
+  int64_t scratch;              // floats per thread: the planes, then the flat outputs
 };
+
+constexpr DepthwisePlanes depthwise_planes(const Conv2dShape& s) {
+  DepthwisePlanes d{};
+  const int64_t needH = (s.OH - 1) * s.SH + (s.KH - 1) * s.DH + 1;
+  const int64_t needW = (s.OW - 1) * s.SW + (s.KW - 1) * s.DW + 1;
+  const int64_t Hp = needH > s.H + s.PH ? needH : s.H + s.PH;
+  const int64_t Wp = needW > s.W + s.PW ? needW : s.W + s.PW;
+  d.Hq = (Hp + s.SH - 1) / s.SH;
+  d.Wq = (Wp + s.SW - 1) / s.SW;
+  d.plane = d.Hq * d.Wq;
+  d.flat = (s.OH * d.Wq + 63) / 64 * 64;  // whole groups of 4 vectors at any lane count
+  const int64_t planes = (s.SH * s.SW * d.plane + d.flat + 15) / 16 * 16;
+  d.scratch = planes + d.flat;
+  return d;
+}
 
 }  // namespace conv_detail
 
-/// Depthwise: group == C == M. Same arguments as conv2d_f32; needs no scratch. Each output
-/// row is computed a vector at a time with every tap accumulated in registers, the epilogue
-/// applied before the one store. Strided convs read de-interleaved copies of the input rows.
+/// Scratch floats per thread for depthwise_conv2d_f32.
+constexpr int64_t depthwise_scratch_floats(const Conv2dShape& s) {
+  return conv_detail::depthwise_planes(s).scratch;
+}
+
+/// Depthwise: group == C == M, one filter per channel. Same arguments as conv2d_f32, plus
+/// `scratch_per_thread` floats of scratch for each thread (depthwise_scratch_floats; with less,
+/// or none, plain loops run). Per channel, the padded input is split into phase planes
+/// (conv_detail::DepthwisePlanes), every output of the flat index range is accumulated over the
+/// taps four vectors at a time (no masks: lanes past a row's end are computed and dropped),
+/// then each output row gets the epilogue and is stored.
 template <class Act>
 inline void depthwise_conv2d_f32(const Conv2dShape& s, const float* x, const float* w,
                                  const float* bias, float* y, const Epilogue<Act>& e,
-                                 ThreadPool* pool) {
+                                 float* scratch, int64_t scratch_per_thread, ThreadPool* pool) {
   constexpr int L = V::kLanes;
   const int64_t HW = s.H * s.W, P = s.OH * s.OW, taps = s.KH * s.KW;
-  const int64_t SW = s.SW;
-  const bool strided = SW > 1;
-  // Strides above 8 or rows too long for the stack buffer: gather element by element.
-  const bool fits = SW <= 8 && s.KH * (s.W + SW) <= conv_detail::kDepthwiseRowFloats;
-  parallel_for(pool, s.N * s.C, [&](int64_t unit, int) {
+  const conv_detail::DepthwisePlanes d = conv_detail::depthwise_planes(s);
+  const bool planes = scratch && d.scratch <= scratch_per_thread;
+  const int64_t planesFloats = d.scratch - d.flat;
+  parallel_for(pool, s.N * s.C, [&](int64_t unit, int thread) {
     const int64_t c = unit % s.C;
     const float* xc = x + unit * HW;
     const float* wc = w + c * taps;
     float* yc = y + unit * P;
     const float* rc = e.residual ? e.residual + unit * P : nullptr;
-    float rows_buf[conv_detail::kDepthwiseRowFloats];
-    conv_detail::DepthwiseRow rows[16];
-    const bool vec = fits && s.KH <= 16 && s.KW <= 16;
-    // Tap j reads iw = ow * SW + j * DW - PW = (ow + q[j]) * SW + ph[j].
-    int64_t tap_ph[16] = {}, tap_q[16] = {};
-    for (int64_t j = 0; vec && j < s.KW; ++j) {
-      const int64_t base = j * s.DW - s.PW;
-      tap_ph[j] = ((base % SW) + SW) % SW;
-      tap_q[j] = (base - tap_ph[j]) / SW;
-    }
-    for (int64_t oh = 0; oh < s.OH; ++oh) {
-      float* yr = yc + oh * s.OW;
-      const float* rr = rc ? rc + oh * s.OW : nullptr;
-      if (!vec) {  // the plain loops
+    if (!planes) {  // the plain loops
+      for (int64_t oh = 0; oh < s.OH; ++oh)
         for (int64_t ow = 0; ow < s.OW; ++ow) {
           float acc = 0.0f;
           for (int64_t i = 0; i < s.KH; ++i) {
             const int64_t ih = oh * s.SH - s.PH + i * s.DH;
             if (ih < 0 || ih >= s.H) continue;
             for (int64_t j = 0; j < s.KW; ++j) {
-              const int64_t iw = ow * SW - s.PW + j * s.DW;
+              const int64_t iw = ow * s.SW - s.PW + j * s.DW;
               if (iw >= 0 && iw < s.W) acc += wc[i * s.KW + j] * xc[ih * s.W + iw];
             }
           }
           if (bias) acc += bias[c];
-          if (rr) acc += rr[ow];
-          yr[ow] = e.act(acc);
+          if (rc) acc += rc[oh * s.OW + ow];
+          yc[oh * s.OW + ow] = e.act(acc);
+        }
+      return;
+    }
+    float* pl = scratch + thread * scratch_per_thread;
+    float* out = pl + planesFloats;
+    // The phase planes of the zero-padded input (and the over-read tail) from this channel.
+    zero_floats(pl, planesFloats);
+    for (int64_t ih = 0; ih < s.H; ++ih) {
+      const int64_t r = ih + s.PH;
+      float* prow = pl + (r % s.SH) * s.SW * d.plane + (r / s.SH) * d.Wq;
+      const float* xr = xc + ih * s.W;
+      if (s.SW == 1) {
+        copy_floats(prow + s.PW, xr, s.W);
+        continue;
+      }
+      if (s.SW == 2) {  // even columns to one plane, odd to the other, 2L at a time
+        float* de = prow + (s.PW % 2) * d.plane + s.PW / 2;
+        float* dd = prow + ((s.PW + 1) % 2) * d.plane + (s.PW + 1) / 2;
+        int64_t k = 0;
+        for (; 2 * k + 2 * L <= s.W; k += L) {
+          V::R ev, od;
+          V::deinterleave2(V::load(xr + 2 * k), V::load(xr + 2 * k + L), &ev, &od);
+          V::store(de + k, ev);
+          V::store(dd + k, od);
+        }
+        for (; 2 * k < s.W; ++k) {
+          de[k] = xr[2 * k];
+          if (2 * k + 1 < s.W) dd[k] = xr[2 * k + 1];
         }
         continue;
       }
-      float* next = rows_buf;
-      for (int64_t i = 0; i < s.KH; ++i) {
-        const int64_t ih = oh * s.SH - s.PH + i * s.DH;
-        rows[i].valid = ih >= 0 && ih < s.H;
-        if (!rows[i].valid) continue;
-        const float* xr = xc + ih * s.W;
-        if (!strided) {
-          rows[i].src[0] = xr;
-          rows[i].len[0] = s.W;
-          continue;
-        }
-        for (int64_t ph = 0; ph < SW; ++ph) {
-          const int64_t len = ph < s.W ? (s.W - ph + SW - 1) / SW : 0;
-          for (int64_t t = 0; t < len; ++t) next[t] = xr[t * SW + ph];
-          rows[i].src[ph] = next;
-          rows[i].len[ph] = len;
-          next += len;
+      // Column q = iw + PW goes to plane q % SW, index q / SW: counted, not divided.
+      int64_t qm = s.PW % s.SW, qd = s.PW / s.SW;
+      for (int64_t iw = 0; iw < s.W; ++iw) {
+        prow[qm * d.plane + qd] = xr[iw];
+        if (++qm == s.SW) {
+          qm = 0;
+          ++qd;
         }
       }
-      // Chunks starting in [ow_lo, ow_hi] read every tap inside its row: no masks.
-      int64_t ow_lo = 0, ow_hi = s.OW;
-      for (int64_t j = 0; j < s.KW; ++j) {
-        const int64_t len = strided ? (tap_ph[j] < s.W ? (s.W - tap_ph[j] + SW - 1) / SW : 0) : s.W;
-        if (-tap_q[j] > ow_lo) ow_lo = -tap_q[j];
-        if (len - tap_q[j] - L < ow_hi) ow_hi = len - tap_q[j] - L;
-      }
-      for (int64_t ow0 = 0; ow0 < s.OW; ow0 += L) {
-        const int n = int(s.OW - ow0 < L ? s.OW - ow0 : L);
-        V::R acc = V::zero();
-        if (n == L && ow0 >= ow_lo && ow0 <= ow_hi) {
-          for (int64_t i = 0; i < s.KH; ++i) {
-            if (!rows[i].valid) continue;
-            const float* const* src = rows[i].src;
-            const float* wr = wc + i * s.KW;
-            for (int64_t j = 0; j < s.KW; ++j)
-              acc = V::fma(V::set1(wr[j]), V::load(src[tap_ph[j]] + ow0 + tap_q[j]), acc);
-          }
+    }
+    // Where each tap reads, relative to the flat output index.
+    const float* src[64];
+    const bool inRegisters = taps <= 64;
+    for (int64_t t = 0; inRegisters && t < taps; ++t) {
+      const int64_t ri = (t / s.KW) * s.DH, cj = (t % s.KW) * s.DW;
+      src[t] = pl + ((ri % s.SH) * s.SW + cj % s.SW) * d.plane + (ri / s.SH) * d.Wq + cj / s.SW;
+    }
+    for (int64_t f = 0; f < d.flat; f += 4 * L) {
+      V::R a0 = V::zero(), a1 = V::zero(), a2 = V::zero(), a3 = V::zero();
+      for (int64_t t = 0; t < taps; ++t) {
+        const float* p;
+        if (inRegisters) {
+          p = src[t] + f;
         } else {
-          for (int64_t i = 0; i < s.KH; ++i) {
-            if (!rows[i].valid) continue;
-            const conv_detail::DepthwiseRow& row = rows[i];
-            for (int64_t j = 0; j < s.KW; ++j) {
-              const float* src = row.src[tap_ph[j]];
-              const int64_t off = ow0 + tap_q[j], len = row.len[tap_ph[j]];
-              // Lanes u in [a, b) read src[off + u], inside [0, len).
-              int64_t a = -off > 0 ? -off : 0, b = len - off < n ? len - off : n;
-              if (a >= b) continue;
-              const V::R wv = V::set1(wc[i * s.KW + j]);
-              if (a == 0 && b == L)
-                acc = V::fma(wv, V::load(src + off), acc);
-              else
-                acc = V::fma(wv, V::load_range(src + off, int(a), int(b)), acc);
-            }
-          }
+          const int64_t ri = (t / s.KW) * s.DH, cj = (t % s.KW) * s.DW;
+          p = pl + ((ri % s.SH) * s.SW + cj % s.SW) * d.plane + (ri / s.SH) * d.Wq + cj / s.SW + f;
         }
-        if (bias) acc = V::add(acc, V::set1(bias[c]));
-        if (rr) acc = V::add(acc, V::load(rr + ow0, n));
-        acc = ActInRegister<Act>::apply(e.act, acc);
-        V::store(yr + ow0, acc, n);
+        const V::R wv = V::set1(wc[t]);
+        a0 = V::fma(wv, V::load(p), a0);
+        a1 = V::fma(wv, V::load(p + L), a1);
+        a2 = V::fma(wv, V::load(p + 2 * L), a2);
+        a3 = V::fma(wv, V::load(p + 3 * L), a3);
+      }
+      V::store(out + f, a0);
+      V::store(out + f + L, a1);
+      V::store(out + f + 2 * L, a2);
+      V::store(out + f + 3 * L, a3);
+    }
+    // Output rows: bias, residual, activation, then the store.
+    const V::R vb = V::set1(bias ? bias[c] : 0.0f);
+    for (int64_t oh = 0; oh < s.OH; ++oh) {
+      const float* o = out + oh * d.Wq;
+      float* yr = yc + oh * s.OW;
+      const float* rr = rc ? rc + oh * s.OW : nullptr;
+      for (int64_t ow = 0; ow < s.OW; ow += L) {
+        const int n = int(s.OW - ow < L ? s.OW - ow : L);
+        V::R v = n == L ? V::load(o + ow) : V::load(o + ow, n);
+        if (bias) v = V::add(v, vb);
+        if (rr) v = V::add(v, n == L ? V::load(rr + ow) : V::load(rr + ow, n));
+        v = ActInRegister<Act>::apply(e.act, v);
+        if (n == L)
+          V::store(yr + ow, v);
+        else
+          V::store(yr + ow, v, n);
         if (!ActInRegister<Act>::kYes)
-          for (int u = 0; u < n; ++u) yr[ow0 + u] = e.act(yr[ow0 + u]);
+          for (int u = 0; u < n; ++u) yr[ow + u] = e.act(yr[ow + u]);
       }
     }
   });

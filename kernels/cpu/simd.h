@@ -75,6 +75,13 @@ struct V {
     return _mm512_castsi512_ps(_mm512_maskz_and_epi32(
         __mmask16(0xFFFF), _mm512_castps_si512(a), _mm512_set1_epi32(0x7FFFFFFF)));
   }
+  /// Splits the 2L floats a:b into the even-indexed and the odd-indexed ones.
+  static void deinterleave2(R a, R b, R* even, R* odd) {
+    const __m512i ie = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+    const __m512i io = _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
+    *even = _mm512_permutex2var_ps(a, ie, b);
+    *odd = _mm512_permutex2var_ps(a, io, b);
+  }
   /// Lane sum in a fixed order (pairwise over lanes 0..15): the same for the same input.
   static float reduce_add(R a) {
     alignas(64) float t[16];
@@ -123,6 +130,12 @@ struct V {
   }
   static R abs(R a) {
     return _mm256_and_ps(a, _mm256_castsi256_ps(_mm256_set1_epi32(0x7FFFFFFF)));
+  }
+  static void deinterleave2(R a, R b, R* even, R* odd) {
+    // [a0 a2 b0 b2 | a4 a6 b4 b6] -> 64-bit lanes 0, 2, 1, 3 -> [a0 a2 a4 a6 b0 b2 b4 b6]
+    const R e = _mm256_shuffle_ps(a, b, 0x88), o = _mm256_shuffle_ps(a, b, 0xDD);
+    *even = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(e), 0xD8));
+    *odd = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(o), 0xD8));
   }
   static float reduce_add(R a) {
     alignas(32) float t[8];
@@ -199,6 +212,10 @@ struct V {
   static R abs(R a) {
     for (int i = 0; i < 4; ++i) a.v[i] = std::fabs(a.v[i]);
     return a;
+  }
+  static void deinterleave2(R a, R b, R* even, R* odd) {
+    *even = R{{a.v[0], a.v[2], b.v[0], b.v[2]}};
+    *odd = R{{a.v[1], a.v[3], b.v[1], b.v[3]}};
   }
   static float reduce_add(R a) { return pairwise_sum(a.v, 4); }
   static R max(R a, R b) {

@@ -4,6 +4,8 @@
 // target's tiles. Cases the kernels do not cover return false and take the reference path.
 #include "cpu_emit.h"
 
+#include <algorithm>
+
 #include "emit_support.h"
 #include "kiln/ops/fused.h"
 
@@ -159,10 +161,23 @@ Expected<bool> emitCpuConv(const Node& n, EmitContext& ctx, bool fused) {
   std::string bias = n.input(2) ? ctx.input(2) : nullFloat();
   const bool depthwise = group == x[1] && group == wd[0];
   if (depthwise) {
+    // Scratch per thread: kiln_cpu::depthwise_scratch_floats, which the kernel checks (plain
+    // loops run if this estimate were short): the padded input's phase planes and the flat
+    // outputs, each rounded up (64 floats of output, 16 of planes).
+    const int64_t SH = s[9], SW = s[10];
+    const int64_t Hp = std::max((s[7] - 1) * SH + (s[5] - 1) * s[11] + 1, s[2] + s[13]);
+    const int64_t Wp = std::max((s[8] - 1) * SW + (s[6] - 1) * s[12] + 1, s[3] + s[14]);
+    const int64_t Hq = (Hp + SH - 1) / SH, Wq = (Wp + SW - 1) / SW;
+    const int64_t flat = (s[7] * Wq + 63) / 64 * 64;
+    const int64_t per = (SH * SW * Hq * Wq + flat + 15) / 16 * 16 + flat;
     useCpuHeaders(ctx, "kiln_cpu/conv.h");
     ctx.call("kiln_cpu::depthwise_conv2d_f32__" + target.kernelIsa(),
-             fmt::format("kiln_cpu::depthwise_conv2d_f32({}, {}, {}, {}, {}, {}, {});", shape,
-                         ctx.input(0), ctx.input(1), bias, ctx.output(0), epi, ctx.threadPool()));
+             fmt::format("static_assert(kiln_cpu::depthwise_scratch_floats({0}) == {7}, \"kiln "
+                         "and kiln_cpu disagree on the depthwise scratch\"); "
+                         "kiln_cpu::depthwise_conv2d_f32({0}, {1}, {2}, {3}, {4}, {5}, {6}, {7}, "
+                         "{8});",
+                         shape, ctx.input(0), ctx.input(1), bias, ctx.output(0), epi,
+                         floatScratch(ctx, per * ctx.threads()), per, ctx.threadPool()));
     return true;
   }
   // Weights packed per group for the target's tiles.

@@ -334,16 +334,21 @@ void checkConv(const ConvCase& c, Act act, bool with_bias, bool with_residual, D
     EXPECT_TRUE(identical(base, runConv(threadPool(t)))) << t << " threads";
 
   if (c.group == c.C && c.M == c.C) {
-    auto runDw = [&](kiln_cpu::ThreadPool* p) {
-      Vec y(size_t(y_floats + kGuard), kSentinel);
-      kiln_cpu::depthwise_conv2d_f32(s, x.data(), w.data(), bp, y.data(), e, p);
+    // With scratch for 3 threads (the phase-plane path), and without (the plain loops).
+    const int64_t per = kiln_cpu::depthwise_scratch_floats(s);
+    auto runDw = [&](kiln_cpu::ThreadPool* p, bool withScratch) {
+      Vec y(size_t(y_floats + kGuard), kSentinel), scratch(size_t(3 * per + kGuard), kSentinel);
+      kiln_cpu::depthwise_conv2d_f32(s, x.data(), w.data(), bp, y.data(), e,
+                                     withScratch ? scratch.data() : nullptr, per, p);
       EXPECT_TRUE(untouched(y, 0, 0, 0, y_floats)) << "depthwise_conv2d_f32 output";
+      EXPECT_TRUE(untouched(scratch, 0, 0, 0, 3 * per)) << "depthwise_conv2d_f32 scratch";
       return y;
     };
-    const Vec dw = runDw(nullptr);
+    const Vec dw = runDw(nullptr, true);
     EXPECT_TRUE(near(want, dw, c.N * c.M, P, P, tolp)) << "depthwise_conv2d_f32";
+    EXPECT_TRUE(near(want, runDw(nullptr, false), c.N * c.M, P, P, tolp)) << "plain loops";
     for (int t = 1; t <= 3; ++t)
-      EXPECT_TRUE(identical(dw, runDw(threadPool(t)))) << "depthwise, " << t << " threads";
+      EXPECT_TRUE(identical(dw, runDw(threadPool(t), true))) << "depthwise, " << t << " threads";
   }
 }
 
@@ -376,6 +381,11 @@ const ConvCase kConvCases[] = {
   {"dw_5x5_d2_asym",    2,  6, 14, 13,  6, 5, 5, 1, 1, 2, 2, 3, 5, 5, 3, 6},
   {"dw_7x7_s2_p3",      2,  5, 17, 19,  5, 7, 7, 2, 2, 1, 1, 3, 3, 3, 3, 5},
   {"dw_1x1",            2,  9,  3,  5,  9, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 9},
+  {"dw_3x3_s3x1_d2x1",  2,  5, 16, 14,  5, 3, 3, 3, 1, 2, 1, 2, 1, 1, 2, 5},
+  {"dw_3x5_s1x3_d1x2",  1,  3, 11, 23,  3, 3, 5, 1, 3, 1, 2, 0, 4, 2, 0, 3},
+  {"dw_3x3_7x7_mbv2",   1, 20,  7,  7, 20, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 20},
+  {"dw_3x3_s2_wide",    1,  3,  6, 70,  3, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 3},
+  {"dw_3x3_s2_wide_p0", 1,  2,  5, 67,  2, 3, 3, 2, 2, 1, 1, 0, 0, 1, 1, 2},
   {"dw_x2_multiplier",  2,  4,  7,  9,  8, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 4},
   {"1d_k3_p1",          2,  4,  1, 50,  6, 1, 3, 1, 1, 1, 1, 0, 1, 0, 1, 1},
   {"1d_k5_s2_d2_asym",  2,  3,  1, 41,  5, 1, 5, 1, 2, 1, 2, 0, 3, 0, 1, 1},
