@@ -337,6 +337,7 @@ inline int64_t topk_scratch_bytes(int64_t n) {
 template <class E>
 inline void topk(int64_t outer, int64_t n, int64_t inner, int64_t k, int largest,
                  const storage_t<E>* in, storage_t<E>* values, int64_t* indices, void* scratch) {
+  if (k == 0) return;  // nothing to write; `in` may be null for an empty axis
   int64_t* order = static_cast<int64_t*>(scratch);
   for (int64_t o = 0; o < outer; ++o)
     for (int64_t i = 0; i < inner; ++i) {
