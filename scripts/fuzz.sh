@@ -1,22 +1,28 @@
 #!/usr/bin/env bash
 # Builds kiln's libFuzzer targets with clang + ASan + UBSan (build-fuzz/) and runs each for
 # SECONDS (default 60) on a seed corpus generated from the repo's own models.
-# Usage: scripts/fuzz.sh [SECONDS] [TARGET...]   (targets: onnx_import text_ir npy files)
-# Crashes are written to build-fuzz/crashes/<target>/; the corpus grows in build-fuzz/corpus/.
+# Usage: scripts/fuzz.sh [SECONDS] [TARGET...]
+#   (targets: onnx_import text_ir npy files runtime_binding)
+# KILN_FUZZ_BUILD=DIR uses another build folder already configured with -DKILN_FUZZ=ON (CI's
+# sanitized build, scripts/test.sh); otherwise build-fuzz/ is configured here.
+# Crashes are written to <build>/crashes/<target>/; the corpus grows in <build>/corpus/.
 set -euo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$repo"
 seconds="${1:-60}"
 shift || true
 targets=("$@")
-((${#targets[@]})) || targets=(onnx_import text_ir npy files)
-CC=clang CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DKILN_FUZZ=ON >/dev/null
-ninja -C build-fuzz ${KILN_JOBS:+-j "$KILN_JOBS"} kiln "${targets[@]/#/fuzz_}" | tail -n 2
+((${#targets[@]})) || targets=(onnx_import text_ir npy files runtime_binding)
+build="${KILN_FUZZ_BUILD:-build-fuzz}"
+if [[ -z ${KILN_FUZZ_BUILD:-} ]]; then
+  CC=clang CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DKILN_FUZZ=ON >/dev/null
+fi
+ninja -C "$build" ${KILN_JOBS:+-j "$KILN_JOBS"} kiln "${targets[@]/#/fuzz_}" | tail -n 2
 # Seed corpus: tiny valid inputs of each kind.
-seeds=build-fuzz/seeds
+seeds="$build/seeds"
 rm -rf "$seeds"
-mkdir -p "$seeds"/{onnx_import,text_ir,npy,files}
+mkdir -p "$seeds"/{onnx_import,text_ir,npy,files,runtime_binding}
 cp models/shapes_cnn.onnx "$seeds/onnx_import/"
 for t in test_relu test_conv_with_strides_padding test_if test_slice test_gather_0; do
   d=.cache/onnx-node-tests/node/$t
@@ -24,21 +30,23 @@ for t in test_relu test_conv_with_strides_padding test_if test_slice test_gather
   cp "$d/model.onnx" "$seeds/onnx_import/$t.onnx"
   cp "$d/test_data_set_0/input_0.pb" "$seeds/files/$t.pb"
 done
-kiln=build-fuzz/tools/kiln/kiln
+kiln="$build/tools/kiln/kiln"
 export ASAN_OPTIONS=detect_leaks=0:detect_container_overflow=0
 "$kiln" print models/shapes_cnn.onnx --full >"$seeds/text_ir/shapes.kir" 2>/dev/null || true
 "$kiln" convert models/shapes_cnn.onnx -o "$seeds/files/shapes.kiln" >/dev/null 2>&1 || true
 cp models/example_triangle.npy "$seeds/npy/"
+# Call sequences: create, set the input, run, read the output (see fuzz_runtime_binding.cc).
+printf '\000\001\002\000\000\007\006\000' >"$seeds/runtime_binding/create_set_run"
 status=0
 for t in "${targets[@]}"; do
-  mkdir -p "build-fuzz/corpus/$t" "build-fuzz/crashes/$t"
+  mkdir -p "$build/corpus/$t" "$build/crashes/$t"
   echo "fuzz: $t for ${seconds}s"
-  if ! "build-fuzz/tests/fuzz/fuzz_$t" "build-fuzz/corpus/$t" "$seeds/$t" \
+  if ! "$build/tests/fuzz/fuzz_$t" "$build/corpus/$t" "$seeds/$t" \
     -max_total_time="$seconds" -timeout=10 -rss_limit_mb=4096 \
-    -artifact_prefix="build-fuzz/crashes/$t/" -print_final_stats=1 2>"build-fuzz/fuzz_$t.log"; then
-    echo "fuzz: $t FAILED: see build-fuzz/fuzz_$t.log and build-fuzz/crashes/$t/"
+    -artifact_prefix="$build/crashes/$t/" -print_final_stats=1 2>"$build/fuzz_$t.log"; then
+    echo "fuzz: $t FAILED: see $build/fuzz_$t.log and $build/crashes/$t/"
     status=1
   fi
-  grep -E "stat::number_of_executed_units|stat::peak_rss_mb" "build-fuzz/fuzz_$t.log" || true
+  grep -E "stat::number_of_executed_units|stat::peak_rss_mb" "$build/fuzz_$t.log" || true
 done
 exit $status
