@@ -401,4 +401,29 @@ Expected<bool> emitCpuLayerNorm(const Node& n, EmitContext& ctx, int64_t rows, i
   return true;
 }
 
+Expected<bool> emitCpuEltwise(const Node& n, EmitContext& ctx) {
+  if (!ctx.target().optimizedKernels() || !allF32(n)) return false;
+  const auto x = n.input(0)->shape().staticDims();
+  int64_t count = 1;
+  for (int64_t d : x) count *= d;
+  if (count == 0) return false;
+  if (n.opType() == "Sigmoid") {
+    ctx.useHeader("kiln_cpu/eltwise.h");
+    std::string out = ctx.outputInPlace(0, {0});
+    ctx.call("kiln_cpu::sigmoid_f32__" + ctx.target().kernelIsa(),
+             fmt::format("kiln_cpu::sigmoid_f32({}, {}, {}, {});", count, ctx.input(0), out,
+                         ctx.threadPool()));
+    return true;
+  }
+  if (n.opType() == "GlobalAveragePool" && x.size() >= 2) {
+    const int64_t planes = x[0] * x[1];
+    ctx.useHeader("kiln_cpu/eltwise.h");
+    ctx.call("kiln_cpu::global_average_pool_f32__" + ctx.target().kernelIsa(),
+             fmt::format("kiln_cpu::global_average_pool_f32({}, {}, {}, {}, {});", planes,
+                         count / planes, ctx.input(0), ctx.output(0), ctx.threadPool()));
+    return true;
+  }
+  return false;
+}
+
 }  // namespace kiln

@@ -25,6 +25,8 @@ Expected<bool> emitCpuMaxPool(const Node& n, EmitContext& ctx);
 /// product of the dims after the axis (only 1 is taken).
 Expected<bool> emitCpuSoftmax(const Node& n, EmitContext& ctx, int64_t rows, int64_t cols,
                               int64_t inner);
+/// Sigmoid and GlobalAveragePool (f32): the vectorized, threaded kernels of eltwise.h.
+Expected<bool> emitCpuEltwise(const Node& n, EmitContext& ctx);
 /// LayerNormalization (f32, scale and bias of `cols` values, f32 Mean/InvStdDev if any).
 Expected<bool> emitCpuLayerNorm(const Node& n, EmitContext& ctx, int64_t rows, int64_t cols);
 

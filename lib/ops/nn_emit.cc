@@ -47,6 +47,8 @@ std::string activationFunctor(const Node& n) { return activationFunctorFor(n.opT
 
 Status emitActivation(const Node& n, EmitContext& ctx) {
   if (n.opType() != "Relu") KILN_RETURN_IF_ERROR(requireFloat(n, ctx));
+  KILN_ASSIGN_OR_RETURN(bool done, emitCpuEltwise(n, ctx));
+  if (done) return Status();
   ctx.useHeader("kiln_ref/activation.h");
   ctx.useHeader("kiln_ref/elementwise.h");
   std::string out = ctx.outputInPlace(0, {0});
@@ -240,6 +242,8 @@ Status emitGlobalPool(const Node& n, EmitContext& ctx) {
                          n.attrInt("p", 2), ctx.input(0), ctx.output(0)));
     return Status();
   }
+  KILN_ASSIGN_OR_RETURN(bool done, emitCpuEltwise(n, ctx));
+  if (done) return Status();
   std::string fn = n.opType() == "GlobalAveragePool" ? "global_average_pool" : "global_max_pool";
   ctx.call("kiln_ref::" + fn, fmt::format("kiln_ref::{}({}, {}, {}, {});", fn, planes, spatial,
                                           ctx.input(0), ctx.output(0)));

@@ -11,9 +11,11 @@
 #include <vector>
 
 #include "cpu_kernels_check.h"
+#include "kiln_cpu/eltwise.h"
 #include "kiln_cpu/rowwise.h"
 #include "kiln_cpu/vmath.h"
 #include "kiln_ref/norm.h"
+#include "kiln_ref/pool.h"
 #include "kiln_ref/softmax.h"
 
 namespace {
@@ -198,6 +200,36 @@ TEST(CpuRowwise, LayerNormMatchesReference) {
                                     nullptr, nullptr, nullptr);
       EXPECT_TRUE(identical(first, plain));
     }
+  }
+}
+
+TEST(CpuEltwise, SigmoidAndGlobalAveragePoolMatchReference) {
+  KILN_REQUIRE_ISA();
+  Rng rng{3};
+  for (int64_t n : {int64_t(1), int64_t(V::kLanes + 3), kiln_cpu::kMapChunk + 17}) {
+    Vec x = filled(n, Data::kRandom, rng);
+    for (float& v : x) v *= 20.0f;
+    Vec first;
+    for (int threads : {1, 2, 3}) {
+      Vec y(size_t(n + kGuard), kSentinel);
+      kiln_cpu::sigmoid_f32(n, x.data(), y.data(), threads == 1 ? nullptr : threadPool(threads));
+      EXPECT_TRUE(untouched(y, 0, 0, 0, n));
+      for (int64_t i = 0; i < n; ++i)
+        ASSERT_LE(ulps(1.0 / (1.0 + std::exp(-double(x[size_t(i)]))), y[size_t(i)]), 4.0) << i;
+      if (first.empty()) first = y;
+      EXPECT_TRUE(identical(first, y));
+    }
+  }
+  for (auto [planes, spatial] :
+       {std::pair<int64_t, int64_t>{3, 1}, {5, 2 * V::kLanes + 3}, {7, 49}, {2, 4096}}) {
+    const Vec x = filled(planes * spatial, Data::kRandom, rng);
+    Vec want(static_cast<size_t>(planes)), got(size_t(planes + kGuard), kSentinel);
+    kiln_ref::global_average_pool<float>(planes, spatial, x.data(), want.data());
+    kiln_cpu::global_average_pool_f32(planes, spatial, x.data(), got.data(), threadPool(2));
+    EXPECT_TRUE(untouched(got, 0, 0, 0, planes));
+    for (int64_t p = 0; p < planes; ++p)
+      EXPECT_NEAR(got[size_t(p)], want[size_t(p)], 1e-6 * double(spatial))
+          << planes << "x" << spatial;
   }
 }
 
