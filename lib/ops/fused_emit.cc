@@ -110,7 +110,17 @@ Status emitElementwise(const Node& n, EmitContext& ctx) {
   std::string callArgs = fmt::format("{}", fmt::join(arg, ", "));
   std::string y = ctx.output(0);
   std::string stmt;
-  if (strided.empty()) {
+  constexpr int64_t kChunk = 16384;  // elements per thread's unit of work
+  if (strided.empty() && ctx.target().optimizedKernels() && count >= 2 * kChunk) {
+    // Split over the context's threads in fixed chunks: each element is still computed alone.
+    ctx.useHeader("kiln_cpu/parallel.h");
+    stmt = fmt::format(
+        "{{ {}float* y = {}; auto f = {}; kiln_cpu::parallel_for({}, {}, [&](int64_t u, int) "
+        "{{ const int64_t end = u * {} + {} < {} ? u * {} + {} : {}; for (int64_t e = u * {}; "
+        "e < end; ++e) y[e] = f({}); }}); }}",
+        decls, y, lambda, ctx.threadPool(), (count + kChunk - 1) / kChunk, kChunk, kChunk, count,
+        kChunk, kChunk, count, kChunk, callArgs);
+  } else if (strided.empty()) {
     stmt = fmt::format("{{ {}float* y = {}; auto f = {}; for (int64_t e = 0; e < {}; ++e) y[e] = f({}); }}",
                        decls, y, lambda, count, callArgs);
   } else {
