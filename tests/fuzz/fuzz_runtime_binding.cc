@@ -21,10 +21,10 @@ struct Free {
 };
 using Buffer = std::unique_ptr<uint8_t, Free>;
 
-// A heap buffer of exactly `bytes` (at least 1) bytes, so ASan sees any access past them.
+// A heap buffer ending exactly after `bytes` bytes, so ASan sees any access past them.
 // The offset shifts its start off the allocator's alignment.
 uint8_t* newBuffer(std::vector<Buffer>& keep, size_t bytes, size_t offset, FuzzedDataProvider& in) {
-  keep.emplace_back(static_cast<uint8_t*>(std::malloc(bytes + offset + 1)));
+  keep.emplace_back(static_cast<uint8_t*>(std::malloc(offset + bytes ? offset + bytes : 1)));
   uint8_t* p = keep.back().get() + offset;
   std::vector<uint8_t> fill = in.ConsumeBytes<uint8_t>(bytes);
   for (size_t i = 0; i < bytes; ++i) p[i] = i < fill.size() ? fill[i] : uint8_t(i);
