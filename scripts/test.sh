@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Sets up (packages, including torch for the public models), builds, and runs kiln's whole
 # test suite with CTest: unit tests, kernel header checks, ONNX node-test import conformance,
-# the four public models, the bundled example, and hostile inputs.
+# the four public models, the bundled example, and hostile inputs; then, under ASan + UBSan,
+# the hostile inputs, the unit tests, each fuzz target briefly and a sample of the node tests.
 # Usage: scripts/test.sh [extra ctest args, e.g. -L conformance]
 set -euo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -9,16 +10,39 @@ cd "$repo"
 scripts/setup.sh --models
 ctest --test-dir build --output-on-failure -j "${KILN_TEST_JOBS:-2}" --timeout 3600 "$@"
 
-# Hostile inputs again under AddressSanitizer + UndefinedBehaviorSanitizer.
+# The sanitized stage: ONE clang build with ASan + UBSan and libFuzzer coverage (-DKILN_FUZZ=ON)
+# serves the hostile inputs, the unit tests, the fuzz targets and a node-test sample.
 if [[ ${KILN_SKIP_SANITIZE:-0} != 1 ]]; then
+  stage_start=$(date +%s)
+  # build-asan was a gcc build before: a compiler change needs a fresh cache.
+  if [[ -f build-asan/CMakeCache.txt ]] &&
+    ! grep -q '^CMAKE_CXX_COMPILER:FILEPATH=.*clang++$' build-asan/CMakeCache.txt; then
+    rm -rf build-asan
+  fi
   # -O0 without debug info: sanitizer reports still name functions; builds a third faster.
-  cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG=-O0 \
-    -DCMAKE_C_FLAGS_DEBUG=-O0 -DKILN_SANITIZE=ON >/dev/null
-  ninja -C build-asan ${KILN_JOBS:+-j "$KILN_JOBS"} kiln | tail -n 3
+  CC=clang CXX=clang++ cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug \
+    -DCMAKE_CXX_FLAGS_DEBUG=-O0 -DCMAKE_C_FLAGS_DEBUG=-O0 -DKILN_FUZZ=ON >/dev/null
+  fuzz_targets=(onnx_import text_ir npy files runtime_binding)
+  show_failure() {  # LOG: the end of a failed step's log (sanitizer reports included)
+    tail -n 40 "$1"
+    echo "test.sh: failed, full log in $1" >&2
+    exit 1
+  }
+  ninja -C build-asan ${KILN_JOBS:+-j "$KILN_JOBS"} kiln kiln_unit_tests kiln_memory_tests \
+    "${fuzz_targets[@]/#/fuzz_}" >build-asan/build.log 2>&1 || show_failure build-asan/build.log
   export ASAN_OPTIONS=detect_leaks=0:detect_container_overflow=0 UBSAN_OPTIONS=halt_on_error=1
   tests/bad_inputs/check_bad_inputs.sh build-asan/tools/kiln/kiln build/tests/bad_inputs
-  # Every 7th node test through the sanitized compiler, its generated code sanitized too.
+  # The unit suite, each binary run once (not a process per test as ctest runs them).
+  for t in kiln_unit_tests kiln_memory_tests; do
+    log="build-asan/$t.log"
+    build-asan/tests/$t --gtest_brief=1 >"$log" 2>&1 || show_failure "$log"
+    tail -n 1 "$log"
+  done
+  # Each fuzz target for a short fixed time (scripts/fuzz.sh runs them longer).
+  KILN_FUZZ_BUILD=build-asan scripts/fuzz.sh "${KILN_CI_FUZZ_SECONDS:-15}" "${fuzz_targets[@]}"
+  # Every 12th node test through the sanitized compiler, its generated code sanitized too.
   KILN_CXXFLAGS="-fsanitize=address,undefined -fno-sanitize-recover=all" \
     /usr/bin/python3 tests/conformance/run_node_tests.py --kiln build-asan/tools/kiln/kiln \
-    --every 7 -j 2 --timeout 600 --report build-asan/conformance-sample.json | tail -n 3
+    --every 12 -j 2 --timeout 600 --report build-asan/conformance-sample.json | tail -n 3
+  echo "test.sh: sanitized stage took $(($(date +%s) - stage_start)) s"
 fi
