@@ -85,6 +85,7 @@ struct DFTOp {
     return single(x.dtype, std::move(out));
   }
   static Expected<std::vector<Tensor>> evaluate(const EvalContext& ctx) {
+    if (!ctx.has(0)) return ctx.error("input is missing");
     const Tensor& x = ctx.in(0);
     const Node& n = ctx.node();
     const auto& d = x.dims();

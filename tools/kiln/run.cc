@@ -32,7 +32,13 @@ std::string fileNameFor(const std::string& outputName) {
 
 int runRun(const RunArgs& a) {
   auto inputs = readGivenInputs(a.inputs, a.model.path);
-  if (!inputs.ok()) return fail(inputs.message());
+  if (!inputs.ok()) {
+    // A model kiln refuses (a sequence or string input, say) is the first thing to report: its
+    // input files may then not even be tensors.
+    if (fs::is_regular_file(a.model.path))
+      if (auto model = a.model.load(/*infer=*/false); !model.ok()) return fail(model.message());
+    return fail(inputs.message());
+  }
   auto dir = prepareArtifact(a.model, a.codegen,
                              a.cacheDir.empty() ? defaultCacheDir() : a.cacheDir, *inputs);
   if (!dir.ok()) return fail(dir.message());
