@@ -39,7 +39,7 @@ if [[ ${KILN_SKIP_SANITIZE:-0} != 1 ]]; then
     tail -n 1 "$log"
   done
   # Each fuzz target for a short fixed time (scripts/fuzz.sh runs them longer).
-  KILN_FUZZ_BUILD=build-asan scripts/fuzz.sh "${KILN_CI_FUZZ_SECONDS:-15}" "${fuzz_targets[@]}"
+  KILN_FUZZ_BUILD=build-asan scripts/fuzz.sh "${KILN_CI_FUZZ_SECONDS:-10}" "${fuzz_targets[@]}"
   # Every 12th node test through the sanitized compiler, its generated code sanitized too.
   KILN_CXXFLAGS="-fsanitize=address,undefined -fno-sanitize-recover=all" \
     /usr/bin/python3 tests/conformance/run_node_tests.py --kiln build-asan/tools/kiln/kiln \

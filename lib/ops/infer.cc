@@ -123,6 +123,7 @@ class Inferer {
     // computed from its earlier, narrower types.
     for (Value* out : n.outputs()) known_.erase(out);
     if (!def.evaluate || !n.subgraphs().empty()) return;
+    if (!def.hasRequiredInputs(n)) return;  // a required input left empty ("")
     for (size_t i = 0; i < n.numInputs(); ++i)
       if (n.input(i) && !vals[i] && !evaluableWithoutValue(n, i)) return;
     for (size_t i = 0; i < n.numOutputs(); ++i) {

@@ -65,7 +65,7 @@ class FoldConstantsPass final : public Pass {
   /// the results fit the budget; nullopt otherwise.
   static std::optional<std::vector<Tensor>> evaluate(const Node& n, PassContext& ctx) {
     const OpDef* def = ctx.registry.find(n.domain(), n.opType());
-    if (!def || !def->evaluate) return std::nullopt;
+    if (!def || !def->evaluate || !def->hasRequiredInputs(n)) return std::nullopt;
     std::vector<const Tensor*> ins;
     int64_t inBytes = 0;
     for (const Value* v : n.inputs()) {

@@ -109,6 +109,8 @@ class OpGraph {
 inline Expected<std::vector<Tensor>> evaluate(Node& n, const std::vector<const Tensor*>& ins) {
   const OpDef* def = OpRegistry::builtin().find(n.domain(), n.opType());
   if (!def || !def->evaluate) return makeError("no evaluate for {}", n.opType());
+  // evaluate's precondition, as inference and constant folding enforce it.
+  if (!def->hasRequiredInputs(n)) return makeError("a required input of {} is empty", n.opType());
   return def->evaluate(EvalContext(n, ins));
 }
 

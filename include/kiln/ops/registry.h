@@ -99,6 +99,14 @@ struct OpDef {
   InferFn inferTypes = nullptr;
   EvalFn evaluate = nullptr;  ///< reference evaluation, also used for constant folding
   EmitFn emit = nullptr;      ///< code generation: a call to a kernel
+
+  /// True when every input the schema requires (index < minInputs) is present: the
+  /// precondition of `evaluate`, which may read those inputs without checking.
+  bool hasRequiredInputs(const Node& n) const {
+    for (size_t i = 0; i < size_t(schema.minInputs > 0 ? schema.minInputs : 0); ++i)
+      if (i >= n.numInputs() || !n.input(i)) return false;
+    return true;
+  }
 };
 
 /// Explicitly populated table of op definitions, keyed by (domain, name).
