@@ -71,7 +71,7 @@ save("loop_scan_const", g, {"x": np.arange(4, dtype=np.float32).reshape(2, 2),
                             "a0": np.ones((2, 2), np.float32)})
 
 # 3. Scan with two scan inputs (one reversed, axis 1), state, two scan outputs (axis 1, reverse).
-body = h.make_graph([
+scan_body = body = h.make_graph([
     h.make_node("Add", ["st_in", "u"], ["t"]),
     h.make_node("Mul", ["t", "v"], ["st_out"]),
     h.make_node("Sub", ["st_out", "u"], ["o1"]),
@@ -157,18 +157,9 @@ g = h.make_graph([
 save("if_pos", g, {"x": np.array([[1, -2], [3, 4]], np.float32)})
 save("if_neg", g, {"x": np.array([[-1, -2], [3, -4]], np.float32)})
 
-# 6. Scan-8 (opset 8): a batch axis, two scan inputs (one reversed), a state, two scan outputs;
-#    kiln rewrites it into a Loop over the batch around a Loop over the sequence.
-body = h.make_graph([
-    h.make_node("Add", ["st_in", "u"], ["t"]),
-    h.make_node("Mul", ["t", "v"], ["st_out"]),
-    h.make_node("Sub", ["st_out", "u"], ["o1"]),
-    h.make_node("Identity", ["t"], ["o2"]),
-], "body", [h.make_tensor_value_info("st_in", T.FLOAT, [2]), h.make_tensor_value_info("u", T.FLOAT, [2]),
-            h.make_tensor_value_info("v", T.FLOAT, [2])],
-   [h.make_tensor_value_info("st_out", T.FLOAT, [2]), h.make_tensor_value_info("o1", T.FLOAT, [2]),
-    h.make_tensor_value_info("o2", T.FLOAT, [2])])
-g = h.make_graph([h.make_node("Scan", ["", "s0", "U", "V"], ["s", "O1", "O2"], body=body,
+# 6. Scan-8 (opset 8): case 3's body with a batch axis, two scan inputs (one reversed), a state,
+#    two scan outputs; kiln rewrites it into a Loop over the batch around a Loop over the sequence.
+g = h.make_graph([h.make_node("Scan", ["", "s0", "U", "V"], ["s", "O1", "O2"], body=scan_body,
                               num_scan_inputs=2, directions=[0, 1])], "g",
     [h.make_tensor_value_info("s0", T.FLOAT, [3, 2]), h.make_tensor_value_info("U", T.FLOAT, [3, 4, 2]),
      h.make_tensor_value_info("V", T.FLOAT, [3, 4, 2])],

@@ -165,6 +165,8 @@ Expected<std::vector<NodeSpec>> normalizeNode(NodeSpec node, NormalizeContext& n
 /// Accepts a node whose definition predates opset 7 when it means what the current op means
 /// (dropping legacy hints such as consumed_inputs); otherwise a clear error.
 Status normalizeLegacyOpset(NodeSpec& n, NormalizeContext& nctx);
+/// Scan-8 (batch axis) as a Loop over the batch around a Loop over the sequence (scan8.cc).
+Status scan8ToLoops(NodeSpec& n, NormalizeContext& nctx);
 
 /// Builds `g` (and, recursively, its subgraphs) from `proto`. Initializer data is moved out
 /// of the proto as it is converted, so the proto is modified.
