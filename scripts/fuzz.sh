@@ -6,6 +6,9 @@
 # KILN_FUZZ_BUILD=DIR uses another build folder already configured with -DKILN_FUZZ=ON (CI's
 # sanitized build, scripts/test.sh); otherwise build-fuzz/ is configured here.
 # Crashes are written to <build>/crashes/<target>/; the corpus grows in <build>/corpus/.
+# KILN_FUZZ_TIMEOUT=S is libFuzzer's per-input limit (default 10 s; raise it for long runs on
+# a shared machine, where a starved process can pass 10 s of wall time on one input).
+# KILN_FUZZ_PARALLEL=1 runs the targets at the same time instead of one after another.
 set -euo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$repo"
@@ -37,16 +40,30 @@ export ASAN_OPTIONS=detect_leaks=0:detect_container_overflow=0
 cp models/example_triangle.npy "$seeds/npy/"
 # Call sequences: create, set the input, run, read the output (see fuzz_runtime_binding.cc).
 printf '\000\001\002\000\000\007\006\000' >"$seeds/runtime_binding/create_set_run"
-status=0
-for t in "${targets[@]}"; do
+fuzz_one() {  # TARGET: one libFuzzer run; its stats at the end of <build>/fuzz_TARGET.log
+  local t="$1"
   mkdir -p "$build/corpus/$t" "$build/crashes/$t"
   echo "fuzz: $t for ${seconds}s"
   if ! "$build/tests/fuzz/fuzz_$t" "$build/corpus/$t" "$seeds/$t" \
-    -max_total_time="$seconds" -timeout=10 -rss_limit_mb=4096 \
+    -max_total_time="$seconds" -timeout="${KILN_FUZZ_TIMEOUT:-10}" -rss_limit_mb=4096 \
     -artifact_prefix="$build/crashes/$t/" -print_final_stats=1 2>"$build/fuzz_$t.log"; then
     echo "fuzz: $t FAILED: see $build/fuzz_$t.log and $build/crashes/$t/"
-    status=1
+    return 1
   fi
+}
+status=0
+if [[ ${KILN_FUZZ_PARALLEL:-0} == 1 ]]; then
+  pids=()
+  for t in "${targets[@]}"; do
+    fuzz_one "$t" &
+    pids+=($!)
+  done
+  for p in "${pids[@]}"; do wait "$p" || status=1; done
+else
+  for t in "${targets[@]}"; do fuzz_one "$t" || status=1; done
+fi
+for t in "${targets[@]}"; do
+  echo "fuzz: $t"
   grep -E "stat::number_of_executed_units|stat::peak_rss_mb" "$build/fuzz_$t.log" || true
 done
 exit $status

@@ -23,6 +23,7 @@ struct BenchArgs {
   uint64_t seed = 0;
   bool profile = false;     ///< --profile given (compile with timing hooks)
   std::string profileFile;  ///< --profile FILE: Chrome/Perfetto trace of the last run
+  int runThreads = 0;  ///< --run-threads: {P}_set_threads after create (0: as compiled)
 };
 
 /// The per-step times of a profiled run: a trace-event file, or the top steps by time.
@@ -167,6 +168,8 @@ int runBench(const BenchArgs& a) {
   if (!m.ok()) return fail(m.message());
   LoadedModel& model = **m;
   if (auto st = model.createContext(); !st.ok()) return fail(st.message());
+  if (a.runThreads > 0)
+    if (auto st = model.setThreads(a.runThreads); !st.ok()) return fail(st.message());
   std::vector<GivenInput> bound = *inputs;
   if (bound.empty()) {
     std::mt19937_64 rng(a.seed);
@@ -233,6 +236,10 @@ Verb addBenchVerb(CLI::App& app) {
   cmd->add_option("-i,--input", a->inputs, "[NAME=]FILE inputs (default: seeded random)")
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   cmd->add_option("--cache", a->cacheDir, "Compile cache folder (default ~/.cache/kiln)");
+  cmd->add_option("--run-threads", a->runThreads,
+                  "Run the compiled context at N threads ({P}_set_threads after create; at most "
+                  "the compiled --threads), without recompiling")
+      ->check(CLI::Range(1, 64));
   cmd->add_option("--iters", a->iters, "Timed iterations (default 20)");
   cmd->add_option("--warmup", a->warmup, "Untimed iterations after the first run (default 3)");
   cmd->add_option("--seed", a->seed, "Seed for random inputs (default 0)");

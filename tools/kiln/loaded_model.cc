@@ -77,6 +77,7 @@ Expected<std::unique_ptr<LoadedModel>> LoadedModel::open(const std::string& dir)
   KILN_RETURN_IF_ERROR(m->resolve(inBytes, "_input_bytes"));
   KILN_RETURN_IF_ERROR(m->resolve(outBytes, "_output_bytes"));
   KILN_RETURN_IF_ERROR(m->resolve(m->createWithWeights_, "_create_with_weights"));
+  KILN_RETURN_IF_ERROR(m->resolve(m->setThreads_, "_set_threads"));
   KILN_RETURN_IF_ERROR(m->resolve(m->destroy_, "_destroy"));
   KILN_RETURN_IF_ERROR(m->resolve(m->run_, "_run"));
   KILN_RETURN_IF_ERROR(m->resolve(m->setInput_, "_set_input"));
@@ -133,6 +134,17 @@ Status LoadedModel::createContext() {
       weightsFile_.empty() ? std::string() : (fs::path(dir_) / weightsFile_).string();
   int rc = createWithWeights_(&ctx_, nullptr, 0, weights.empty() ? nullptr : weights.c_str());
   if (rc != 0) return makeError("{}: create failed: {}", dir_, statusString_(rc));
+  return Status();
+}
+
+Status LoadedModel::setThreads(int threads) {
+  if (threads < 1 || threads > threads_)
+    return makeError("--run-threads {}: this artifact runs 1 to {} threads (compile it with "
+                     "--threads {} or more)",
+                     threads, threads_, threads);
+  int rc = setThreads_(ctx_, threads);
+  if (rc != 0) return makeError("{}: set_threads({}) failed: {}", dir_, threads, statusString_(rc));
+  threads_ = threads;
   return Status();
 }
 

@@ -55,6 +55,8 @@ class LoadedModel {
 
   /// Creates a context (external weights resolved beside the library).
   Status createContext();
+  /// Lowers the created context's thread count ({P}_set_threads): 1..threads().
+  Status setThreads(int threads);
   Status setInput(size_t index, const HostTensor& t);
   Status run();
   /// Copies output i out of the context, at its run-time shape (data-dependent sizes).
@@ -76,6 +78,7 @@ class LoadedModel {
   int (*profileLast_)(const void*, int, uint64_t*, uint64_t*) = nullptr;
   int (*createWithWeights_)(void**, void*, size_t, const char*) = nullptr;
   void (*destroy_)(void*) = nullptr;
+  int (*setThreads_)(void*, int) = nullptr;
   int (*run_)(void*) = nullptr;
   int (*setInput_)(void*, int, const void*, size_t) = nullptr;
   int (*getOutput_)(const void*, int, void*, size_t) = nullptr;

@@ -17,6 +17,7 @@ struct RunArgs {
   std::vector<std::string> inputs;
   std::string outDir;
   std::string cacheDir;
+  int runThreads = 0;  ///< --run-threads: {P}_set_threads after create (0: as compiled)
 };
 
 std::string fileNameFor(const std::string& outputName) {
@@ -46,6 +47,8 @@ int runRun(const RunArgs& a) {
   if (!m.ok()) return fail(m.message());
   LoadedModel& model = **m;
   if (auto st = model.createContext(); !st.ok()) return fail(st.message());
+  if (a.runThreads > 0)
+    if (auto st = model.setThreads(a.runThreads); !st.ok()) return fail(st.message());
   if (auto st = bindInputs(model, *inputs); !st.ok()) return fail(st.message());
   if (auto st = model.run(); !st.ok()) return fail(st.message());
   std::error_code ec;
@@ -82,6 +85,10 @@ Verb addRunVerb(CLI::App& app) {
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   cmd->add_option("-o,--output", a->outDir, "Folder for the outputs (<name>.npy)")->required();
   cmd->add_option("--cache", a->cacheDir, "Compile cache folder (default ~/.cache/kiln)");
+  cmd->add_option("--run-threads", a->runThreads,
+                  "Run the compiled context at N threads ({P}_set_threads after create; at most "
+                  "the compiled --threads), without recompiling")
+      ->check(CLI::Range(1, 64));
   return {cmd, [a] { return runRun(*a); }};
 }
 
