@@ -2,7 +2,8 @@
 # Sets up (packages, including torch for the public models), builds, and runs kiln's whole
 # test suite with CTest: unit tests, kernel header checks, ONNX node-test import conformance,
 # the four public models, the bundled example, and hostile inputs; then, under ASan + UBSan,
-# the hostile inputs, the unit tests, each fuzz target briefly and a sample of the node tests.
+# the hostile inputs, the unit and CPU kernel tests, each fuzz target briefly and a sample of the
+# node tests.
 # Usage: scripts/test.sh [extra ctest args, e.g. -L conformance]
 set -euo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -29,11 +30,13 @@ if [[ ${KILN_SKIP_SANITIZE:-0} != 1 ]]; then
     exit 1
   }
   ninja -C build-asan ${KILN_JOBS:+-j "$KILN_JOBS"} kiln kiln_unit_tests kiln_memory_tests \
+    kiln_cpu_kernels_avx512 kiln_cpu_kernels_generic \
     "${fuzz_targets[@]/#/fuzz_}" >build-asan/build.log 2>&1 || show_failure build-asan/build.log
   export ASAN_OPTIONS=detect_leaks=0:detect_container_overflow=0 UBSAN_OPTIONS=halt_on_error=1
   tests/bad_inputs/check_bad_inputs.sh build-asan/tools/kiln/kiln build/tests/bad_inputs
   # The unit suite, each binary run once (not a process per test as ctest runs them).
-  for t in kiln_unit_tests kiln_memory_tests; do
+  # The CPU kernels at the host's ISA and the portable one (-O1: see tests/CMakeLists.txt).
+  for t in kiln_unit_tests kiln_memory_tests kiln_cpu_kernels_avx512 kiln_cpu_kernels_generic; do
     log="build-asan/$t.log"
     build-asan/tests/$t --gtest_brief=1 >"$log" 2>&1 || show_failure "$log"
     tail -n 1 "$log"

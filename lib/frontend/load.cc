@@ -95,7 +95,7 @@ Expected<Model> loadModel(const std::string& path, const LoadOptions& options) {
   }
   Model model;
   if (looksLikeKilnFile(std::string_view(head, sizeof head))) {
-    KILN_ASSIGN_OR_RETURN(model, readKilnFile(path));
+    KILN_ASSIGN_OR_RETURN(model, readKilnFile(path, options.onnx.maxNodes));
   } else {
     KILN_ASSIGN_OR_RETURN(model, importOnnxFile(path, options.onnx));
   }

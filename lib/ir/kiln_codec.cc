@@ -220,7 +220,8 @@ class GraphEncoder {
 
 class GraphDecoder {
  public:
-  explicit GraphDecoder(const TensorSource& source) : source_(source) {}
+  GraphDecoder(const TensorSource& source, int64_t maxNodes)
+      : source_(source), maxNodes_(maxNodes) {}
 
   Expected<std::shared_ptr<Graph>> graph(const json& j, Graph* parent, int depth) {
     if (depth > textir::kMaxGraphDepth)
@@ -259,6 +260,10 @@ class GraphDecoder {
   }
 
   Status node(const json& j, Graph& g, int depth) {
+    if (++nodes_ > maxNodes_)
+      return makeError("model has more than {} nodes (subgraphs included) — raise --max-nodes if "
+                       "the model is trusted (docs/limits.md)",
+                       maxNodes_);
     std::string name = j.value("name", std::string());
     std::vector<Value*> inputs;
     std::vector<std::pair<size_t, std::string>> deferred;
@@ -340,6 +345,7 @@ class GraphDecoder {
   }
 
   const TensorSource& source_;
+  int64_t maxNodes_, nodes_ = 0;
   textir::ValueRefs refs_;
 };
 
@@ -447,8 +453,8 @@ Status decodeHints(const json& j, ModelMetadata& m) {
 }
 
 Expected<std::shared_ptr<Graph>> decodeGraph(const json& j, Graph* parent,
-                                             const TensorSource& source) {
-  GraphDecoder d(source);
+                                             const TensorSource& source, int64_t maxNodes) {
+  GraphDecoder d(source, maxNodes);
   KILN_ASSIGN_OR_RETURN(auto g, d.graph(j, parent, 0));
   KILN_RETURN_IF_ERROR(d.resolve());
   return g;

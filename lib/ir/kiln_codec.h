@@ -34,8 +34,9 @@ json encodeType(const TensorType& t);
 // and reports a corrupted section); semantic problems come back as Errors.
 Status decodeMetadata(const json& j, ModelMetadata& m);
 Status decodeHints(const json& j, ModelMetadata& m);
+/// Fails once the graph and its subgraphs hold more than maxNodes nodes.
 Expected<std::shared_ptr<Graph>> decodeGraph(const json& j, Graph* parent,
-                                             const TensorSource& source);
+                                             const TensorSource& source, int64_t maxNodes);
 /// Checks that the signature section names the graph's inputs and outputs with their types.
 Status checkSignature(const json& j, const Graph& g);
 

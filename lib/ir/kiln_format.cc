@@ -163,7 +163,7 @@ Status writeImpl(const Model& model, const std::string& path, const KilnWriteOpt
   return out.commit();
 }
 
-Expected<Model> readImpl(const std::string& path) {
+Expected<Model> readImpl(const std::string& path, int64_t maxNodes) {
   KILN_ASSIGN_OR_RETURN(auto file, MappedFile::open(path));
   const uint8_t* p = file->data();
   uint64_t size = file->size();
@@ -256,7 +256,7 @@ Expected<Model> readImpl(const std::string& path) {
           off, *bytes);
     return Tensor::fromMapped(dtype, std::move(dims), file, weightsAt + off, uint64_t(*bytes));
   };
-  auto graph = kilnfmt::decodeGraph(graphSection.at("graph"), nullptr, source);
+  auto graph = kilnfmt::decodeGraph(graphSection.at("graph"), nullptr, source, maxNodes);
   if (!graph) return makeError("{}: {}", path, graph.message());
   m.graph = std::move(*graph);
   auto sig = kilnfmt::checkSignature(sections[kSignature], *m.graph);
@@ -280,9 +280,9 @@ Status writeKilnFile(const Model& model, const std::string& path, const KilnWrit
   }
 }
 
-Expected<Model> readKilnFile(const std::string& path) {
+Expected<Model> readKilnFile(const std::string& path, int64_t maxNodes) {
   try {
-    auto m = readImpl(path);
+    auto m = readImpl(path, maxNodes);
     if (!m) return Error(textir::singleLine(m.message()));
     return m;
   } catch (const std::bad_alloc&) {

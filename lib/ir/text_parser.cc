@@ -190,6 +190,10 @@ Status TextParser::parseValueSuffix(TensorType* type, Annotations& ann, std::str
 }
 
 Status TextParser::parseNode(Graph& g, int depth) {
+  if (++nodes_ > maxNodes_)
+    return errorAt(tok_, fmt::format("model has more than {} nodes (subgraphs included) — raise "
+                                     "--max-nodes if the model is trusted (docs/limits.md)",
+                                     maxNodes_));
   struct Result {
     Token at;
     TensorType type;
@@ -397,9 +401,10 @@ Expected<QuantParams> TextParser::parseQuant() {
 
 namespace kiln {
 
-Expected<Model> parseModel(std::string_view text, const std::string& sourceName) {
+Expected<Model> parseModel(std::string_view text, const std::string& sourceName,
+                           int64_t maxNodes) {
   try {
-    textir::TextParser p(text, sourceName);
+    textir::TextParser p(text, sourceName, maxNodes);
     auto m = p.run();
     if (!m) return Error(textir::singleLine(m.message()));
     return m;

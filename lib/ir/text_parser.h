@@ -21,7 +21,8 @@ namespace kiln::textir {
 /// nesting, which parseGraph bounds by kMaxGraphDepth.
 class TextParser {
  public:
-  TextParser(std::string_view text, const std::string& source) : lex_(text), source_(source) {
+  TextParser(std::string_view text, const std::string& source, int64_t maxNodes)
+      : lex_(text), source_(source), maxNodes_(maxNodes) {
     advance();
   }
   Expected<Model> run();
@@ -84,6 +85,7 @@ class TextParser {
 
   Lexer lex_;
   std::string source_;
+  int64_t maxNodes_, nodes_ = 0;
   Token tok_;
   ValueRefs refs_;
 };

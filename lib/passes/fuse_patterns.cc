@@ -3,6 +3,8 @@
 //   x * 0.5 * (1 + erf(x / sqrt 2))   (either association) → Gelu(x)
 //   x * HardSigmoid(x; 1/6, 0.5)                          → HardSwish(x)
 //   x * clip(x + 3, 0, 6) / 6   (either association)        → HardSwish(x)
+// and the normalization patterns of fuse_norm_patterns.cc (Softmax, LayerNormalization, Gelu's
+// tanh form).
 #include <algorithm>
 #include <cmath>
 
@@ -11,54 +13,22 @@
 namespace kiln {
 namespace {
 
-bool near(double a, double b) { return std::fabs(a - b) <= 1e-6 * std::fabs(b); }
-
-bool splatNear(const Value* v, double x) {
-  const Tensor* t = constantOf(v);
-  if (!t || t->numElements() != 1 || (t->dtype() != DType::F32 && t->dtype() != DType::F64))
-    return false;
-  return near(t->doubleAt(0), x);
-}
-
-const Node* producerOf(const Value* v, const char* op) {
-  const Node* p = v ? v->producer() : nullptr;
-  return p && p->domain().empty() && p->opType() == op && soleUser(v) ? p : nullptr;
-}
-
 /// For v = 1 + erf(x / sqrt 2) (or x * (1/sqrt 2)), returns x.
 Value* erfPart(const Value* v) {
-  const Node* add = producerOf(v, "Add");
+  const Node* add = soleProducer(v, "Add");
   if (!add) return nullptr;
   for (int i : {0, 1}) {
     if (!splatNear(add->input(size_t(i)), 1.0)) continue;
-    const Node* erf = producerOf(add->input(size_t(1 - i)), "Erf");
+    const Node* erf = soleProducer(add->input(size_t(1 - i)), "Erf");
     if (!erf) continue;
     const Value* s = erf->input(0);
-    if (const Node* d = producerOf(s, "Div"); d && splatNear(d->input(1), std::sqrt(2.0)))
+    if (const Node* d = soleProducer(s, "Div"); d && splatNear(d->input(1), std::sqrt(2.0)))
       return d->input(0);
-    if (const Node* m = producerOf(s, "Mul"))
+    if (const Node* m = soleProducer(s, "Mul"))
       for (int j : {0, 1})
         if (splatNear(m->input(size_t(j)), 1.0 / std::sqrt(2.0))) return m->input(size_t(1 - j));
   }
   return nullptr;
-}
-
-/// For v = x * c (either order), returns x.
-Value* scaledBy(const Value* v, double c) {
-  const Node* m = producerOf(v, "Mul");
-  if (!m) return nullptr;
-  for (int i : {0, 1})
-    if (splatNear(m->input(size_t(i)), c)) return m->input(size_t(1 - i));
-  return nullptr;
-}
-
-/// The matched subtree: `root` and the single-use producers it reads, up to `x`.
-void collectMatched(const Node* n, const Value* x, std::vector<const Node*>& out) {
-  out.push_back(n);
-  for (const Value* v : n->inputs()) {
-    if (v == x || !v->producer() || !soleUser(v)) continue;
-    collectMatched(v->producer(), x, out);
-  }
 }
 
 bool replaceWith(Node& root, const char* op, Value* x, Rewriter& rw, const std::string& p) {
@@ -77,10 +47,10 @@ bool fuseGelu(Node& n, Rewriter& rw, const PassContext&, const std::string& p) {
     const Value* a = n.input(size_t(i));
     const Value* b = n.input(size_t(1 - i));
     // (x * 0.5) * (1 + erf(x / sqrt 2))
-    if (Value* x = erfPart(b); x && scaledBy(a, 0.5) == x) return replaceWith(n, "Gelu", x, rw, p);
+    if (Value* x = erfPart(b); x && timesConstant(a, 0.5) == x) return replaceWith(n, "Gelu", x, rw, p);
     // (x * (1 + erf(x / sqrt 2))) * 0.5
     if (splatNear(b, 0.5)) {
-      if (const Node* m = producerOf(a, "Mul"))
+      if (const Node* m = soleProducer(a, "Mul"))
         for (int j : {0, 1})
           if (Value* x = erfPart(m->input(size_t(j))); x && m->input(size_t(1 - j)) == x)
             return replaceWith(n, "Gelu", x, rw, p);
@@ -91,11 +61,11 @@ bool fuseGelu(Node& n, Rewriter& rw, const PassContext&, const std::string& p) {
 
 /// For v = clip(x + 3, 0, 6), returns x.
 Value* relu6OfXPlus3(const Value* v) {
-  const Node* clip = producerOf(v, "Clip");
+  const Node* clip = soleProducer(v, "Clip");
   if (!clip || clip->numInputs() != 3 || !splatNear(clip->input(1), 0.0) ||
       !splatNear(clip->input(2), 6.0))
     return nullptr;
-  const Node* add = producerOf(clip->input(0), "Add");
+  const Node* add = soleProducer(clip->input(0), "Add");
   if (!add) return nullptr;
   for (int i : {0, 1})
     if (splatNear(add->input(size_t(i)), 3.0)) return add->input(size_t(1 - i));
@@ -104,7 +74,7 @@ Value* relu6OfXPlus3(const Value* v) {
 
 /// Div(x * clip(x + 3, 0, 6), 6) → HardSwish(x).
 bool fuseHardSwishDiv(Node& n, Rewriter& rw, const PassContext&, const std::string& p) {
-  const Node* m = splatNear(n.input(1), 6.0) ? producerOf(n.input(0), "Mul") : nullptr;
+  const Node* m = splatNear(n.input(1), 6.0) ? soleProducer(n.input(0), "Mul") : nullptr;
   if (m)
     for (int i : {0, 1})
       if (Value* x = relu6OfXPlus3(m->input(size_t(i))); x && m->input(size_t(1 - i)) == x)
@@ -114,15 +84,15 @@ bool fuseHardSwishDiv(Node& n, Rewriter& rw, const PassContext&, const std::stri
 
 bool fuseHardSwish(Node& n, Rewriter& rw, const PassContext&, const std::string& p) {
   for (int i : {0, 1}) {  // x * (clip(x + 3, 0, 6) / 6)
-    const Node* d = producerOf(n.input(size_t(i)), "Div");
+    const Node* d = soleProducer(n.input(size_t(i)), "Div");
     if (!d || !splatNear(d->input(1), 6.0)) continue;
     if (Value* x = relu6OfXPlus3(d->input(0)); x && n.input(size_t(1 - i)) == x)
       return replaceWith(n, "HardSwish", x, rw, p);
   }
   for (int i : {0, 1}) {
-    const Node* hs = producerOf(n.input(size_t(i)), "HardSigmoid");
+    const Node* hs = soleProducer(n.input(size_t(i)), "HardSigmoid");
     if (!hs || hs->input(0) != n.input(size_t(1 - i))) continue;
-    if (!near(hs->attrFloat("alpha", 0.2f), 1.0 / 6) || !near(hs->attrFloat("beta", 0.5f), 0.5))
+    if (!nearValue(hs->attrFloat("alpha", 0.2f), 1.0 / 6) || !nearValue(hs->attrFloat("beta", 0.5f), 0.5))
       continue;
     return replaceWith(n, "HardSwish", n.input(size_t(1 - i)), rw, p);
   }
@@ -133,14 +103,15 @@ class FusePatternsPass final : public Pass {
  public:
   std::string_view name() const override { return "fuse-patterns"; }
   std::string_view summary() const override {
-    return "recognizes decomposed Gelu (erf form) and HardSwish (x*HardSigmoid(x), "
-           "x*clip(x+3,0,6)/6) and replaces them by the op";
+    return "recognizes decomposed Gelu (erf and tanh forms), HardSwish (x*HardSigmoid(x), "
+           "x*clip(x+3,0,6)/6), Softmax and LayerNormalization and replaces them by the op";
   }
   Expected<RewriteStats> run(Graph& g, PassContext& ctx) override {
     std::vector<std::unique_ptr<RewritePattern>> patterns;
     patterns.push_back(std::make_unique<FnPattern>("fuse-gelu", "Mul", fuseGelu, ctx));
     patterns.push_back(std::make_unique<FnPattern>("fuse-hardswish", "Mul", fuseHardSwish, ctx));
     patterns.push_back(std::make_unique<FnPattern>("fuse-hardswish", "Div", fuseHardSwishDiv, ctx));
+    addNormalizationPatterns(patterns, ctx);
     Rewriter rw(g);
     rw.setTrace(ctx.trace);
     KILN_RETURN_IF_ERROR(applyPatternsGreedily(g, patterns, rw).status());

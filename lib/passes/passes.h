@@ -53,6 +53,21 @@ class FnPattern final : public RewritePattern {
 /// Replaces the node's only output with `v`; fails (with the reason) on a graph output.
 bool forwardTo(Node& n, Value* v, Rewriter& rw, const std::string& pattern);
 
+/// |a - b| within 1e-6 of |b| (constants written in decimal by exporters).
+bool nearValue(double a, double b);
+/// True when `v` is a one-element f32/f64 constant near `x` (nearValue).
+bool splatNear(const Value* v, double x);
+/// The producer of `v` when it is op `op` of the default domain and `v` has no other reader.
+const Node* soleProducer(const Value* v, const char* op);
+/// For v = Mul(x, c) or Mul(c, x) with c a splat near `c` (and v read once), returns x.
+Value* timesConstant(const Value* v, double c);
+/// The matched subtree: `n` and, recursively, the single-use producers of its inputs, stopping
+/// at `x`.
+void collectMatched(const Node* n, const Value* x, std::vector<const Node*>& out);
+/// The normalization patterns of fuse-patterns (fuse_norm_patterns.cc): Softmax and
+/// LayerNormalization from their decomposed forms, and Gelu's tanh form.
+void addNormalizationPatterns(std::vector<std::unique_ptr<RewritePattern>>& out,
+                              const PassContext& ctx);
 /// A copy of a float constant with `f` applied to every element (f32/f64 only).
 std::optional<Tensor> mapFloats(const Tensor& t, double (*f)(double));
 

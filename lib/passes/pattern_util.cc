@@ -51,6 +51,36 @@ bool isRandom(const Node& n) {
 
 namespace kiln {
 
+bool nearValue(double a, double b) { return std::fabs(a - b) <= 1e-6 * std::fabs(b); }
+
+bool splatNear(const Value* v, double x) {
+  const Tensor* t = constantOf(v);
+  if (!t || t->numElements() != 1 || (t->dtype() != DType::F32 && t->dtype() != DType::F64))
+    return false;
+  return nearValue(t->doubleAt(0), x);
+}
+
+const Node* soleProducer(const Value* v, const char* op) {
+  const Node* p = v ? v->producer() : nullptr;
+  return p && p->domain().empty() && p->opType() == op && soleUser(v) ? p : nullptr;
+}
+
+Value* timesConstant(const Value* v, double c) {
+  const Node* m = soleProducer(v, "Mul");
+  if (!m) return nullptr;
+  for (int i : {0, 1})
+    if (splatNear(m->input(size_t(i)), c)) return m->input(size_t(1 - i));
+  return nullptr;
+}
+
+void collectMatched(const Node* n, const Value* x, std::vector<const Node*>& out) {
+  out.push_back(n);
+  for (const Value* v : n->inputs()) {
+    if (v == x || !v || !v->producer() || !soleUser(v)) continue;
+    collectMatched(v->producer(), x, out);
+  }
+}
+
 bool forwardTo(Node& n, Value* v, Rewriter& rw, const std::string& pattern) {
   if (!rw.canReplace(n.output(0), v))
     return rw.fail(pattern, n, "its output is a graph output and the input cannot take its name");

@@ -66,6 +66,15 @@ expect_loaded "$cases/nested_if_100.onnx" --max-nesting 200 --max-nodes 201
 expect_refused "$cases/limits/chain_1m.onnx" "--max-nodes"
 expect_loaded "$cases/limits/chain_250k.onnx"
 expect_refused "$cases/limits/chain_250k.onnx" "--max-nodes" --max-nodes 249999
+# The .kiln and textual IR readers count nodes too (the bundled model, converted).
+"$kiln" convert "$model" -o "$work/model.kiln" >/dev/null
+"$kiln" print "$model" --full >"$work/model.kir"
+expect_refused "$work/model.kiln" "--max-nodes" --max-nodes 1
+expect_loaded "$work/model.kiln"
+timed $((limit_s + 5)) "$kiln" opt "$work/model.kir" -O 0 --max-nodes 1
+check "$(refused_with "--max-nodes")" "opt model.kir --max-nodes 1"
+timed $((limit_s + 5)) "$kiln" opt "$work/model.kir" -O 0
+check "$([[ $rc -eq 0 ]] && echo 1)" "opt model.kir loads"
 # 10,000 nested Ifs stay refused at the highest --max-nesting, without a stack overflow.
 expect_refused "$cases/nested_if_10000.onnx" "--max-nesting" --max-nesting 1000
 # 1,000 nested messages (graph > node > attribute > ...) parse at --max-nesting 1000 and are

@@ -204,6 +204,41 @@ TEST_F(KilnFormat, LoadedModelSurvivesOverwritingTheFile) {
   EXPECT_EQ(printModel(readKilnFile(path("copy.kiln")).value()), before);
 }
 
+// Nodes of a graph and all its subgraphs.
+int64_t countNodes(const Graph& g) {
+  int64_t n = 0;
+  for (const auto& node : g.nodes()) {
+    ++n;
+    for (const Graph* sub : node->subgraphs()) n += countNodes(*sub);
+  }
+  return n;
+}
+
+TEST_F(KilnFormat, RefusesMoreNodesThanTheLimit) {
+  Model m = testing::kitchenSinkModel();
+  const int64_t nodes = countNodes(*m.graph);
+  ASSERT_GT(nodes, 3);
+  ASSERT_TRUE(writeKilnFile(m, path("m.kiln")).ok());
+  auto exact = readKilnFile(path("m.kiln"), nodes);
+  ASSERT_TRUE(exact.ok()) << exact.message();
+  EXPECT_EQ(countNodes(*exact->graph), nodes);
+  auto over = readKilnFile(path("m.kiln"), nodes - 1);
+  ASSERT_FALSE(over.ok());
+  EXPECT_NE(over.message().find(fmt::format("more than {} nodes (subgraphs included)", nodes - 1)),
+            std::string::npos)
+      << over.message();
+  EXPECT_NE(over.message().find("--max-nodes"), std::string::npos) << over.message();
+  // The text form honours the same limit.
+  std::string text = printModel(m);
+  EXPECT_TRUE(parseModel(text, "m.kir", nodes).ok());
+  auto textOver = parseModel(text, "m.kir", nodes - 1);
+  ASSERT_FALSE(textOver.ok());
+  EXPECT_NE(textOver.message().find("m.kir:"), std::string::npos) << textOver.message();
+  EXPECT_NE(textOver.message().find(fmt::format("more than {} nodes", nodes - 1)),
+            std::string::npos)
+      << textOver.message();
+}
+
 TEST_F(KilnFormat, RecognizesMagic) {
   ASSERT_TRUE(writeKilnFile(testing::kitchenSinkModel(), path("m.kiln")).ok());
   EXPECT_TRUE(looksLikeKilnFile(readBytes(path("m.kiln")).substr(0, 8)));

@@ -27,7 +27,7 @@ struct OptArgs {
 Expected<Model> loadForOpt(const ModelArgs& m) {
   if (m.path.size() > 4 && m.path.substr(m.path.size() - 4) == ".kir") {
     KILN_ASSIGN_OR_RETURN(std::string text, readFile(m.path));
-    KILN_ASSIGN_OR_RETURN(Model model, parseModel(text, m.path));
+    KILN_ASSIGN_OR_RETURN(Model model, parseModel(text, m.path, m.limits.maxNodes));
     KILN_RETURN_IF_ERROR(inferShapes(*model.graph, OpRegistry::builtin()));
     return model;
   }

@@ -19,7 +19,7 @@ struct OnnxImportOptions {
   int maxSubgraphDepth = 64;                     ///< nested If/Loop/Scan bodies
   int64_t maxRank = 64;
   /// Nodes in the model, every subgraph counted (checked before the IR is built).
-  int64_t maxNodes = 250'000;
+  int64_t maxNodes = kDefaultMaxNodes;
   /// The ops the importer accepts; null means OpRegistry::builtin().
   const OpRegistry* registry = nullptr;
 };

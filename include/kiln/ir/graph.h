@@ -17,6 +17,10 @@
 
 namespace kiln {
 
+/// Default most nodes a model file may hold, every subgraph counted (--max-nodes; docs/limits.md).
+inline constexpr int64_t kDefaultMaxNodes = 250'000;
+
+
 class Node;
 class Graph;
 

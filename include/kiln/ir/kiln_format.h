@@ -31,8 +31,9 @@ Status writeKilnFile(const Model& model, const std::string& path,
 
 /// Reads a .kiln file. Tensor data is not copied: initializers and tensor attributes view
 /// the memory-mapped file (and its safetensors companion), which stays mapped as long as
-/// any of those tensors lives.
-Expected<Model> readKilnFile(const std::string& path);
+/// any of those tensors lives. A graph with more than `maxNodes` nodes (subgraphs included)
+/// is refused before the rest of it is built.
+Expected<Model> readKilnFile(const std::string& path, int64_t maxNodes = kDefaultMaxNodes);
 
 /// True when `firstBytes` starts with kKilnMagic (pass at least 8 bytes).
 bool looksLikeKilnFile(std::string_view firstBytes);

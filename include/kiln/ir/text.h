@@ -30,6 +30,8 @@ std::string printGraph(const Graph& graph, const PrintOptions& options = {});
 
 /// Parses textual IR. `sourceName` prefixes error messages ("model.kir:12:7: expected ...").
 /// The text may omit the `model { ... }` block; the metadata is then left default.
-Expected<Model> parseModel(std::string_view text, const std::string& sourceName);
+/// More than `maxNodes` nodes (subgraphs included) is an error.
+Expected<Model> parseModel(std::string_view text, const std::string& sourceName,
+                           int64_t maxNodes = kDefaultMaxNodes);
 
 }  // namespace kiln

@@ -1,0 +1,166 @@
+#!/usr/bin/python3
+"""Pattern fusions on small models, through `kiln run` at -O3 against ONNX Runtime.
+
+Usage: /usr/bin/python3 tests/models/fusion_cases.py KILN [--work DIR]
+Each case is a decomposed form an exporter writes: LayerNormalization, Gelu's tanh form and a
+max-subtracted Softmax as torch 1.13 exports them at opset 14 (a small block, exported here),
+and, built with onnx.helper, Softmax without the max, LayerNormalization with x*x and a
+left-hand epsilon, BatchNormalization after a 2-D MatMul and a per-column Mul after a 3-D one.
+Per case: `kiln opt -O 3` must show the fused op and none of the ops it replaces, and the outputs
+of `kiln run` must match ONNX Runtime's (rtol 1e-5, atol 1e-6). Exits 1 naming each failure.
+"""
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+from onnx import TensorProto as T
+from onnx import helper as h
+from onnx import numpy_helper as nh
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import control_flow_cases as cf  # noqa: E402  (run_case: kiln run vs ONNX Runtime)
+
+CASES = []  # (name, graph or None, feeds, opset, fused ops, ops that must be gone)
+rng = np.random.default_rng(11)
+
+
+def const(name, a):
+    return nh.from_array(np.asarray(a, dtype=np.float32), name)
+
+
+def axes(name, values):
+    return nh.from_array(np.asarray(values, dtype=np.int64), name)
+
+
+x_info = h.make_tensor_value_info("x", T.FLOAT, [2, 5, 16])
+
+
+def y_info(*dims):
+    return h.make_tensor_value_info("y", T.FLOAT, list(dims))
+
+
+x_feed = {"x": rng.standard_normal((2, 5, 16)).astype(np.float32) * 3}
+
+# Softmax without the max subtraction, over axis 1.
+CASES.append(("softmax_no_max", h.make_graph([
+    h.make_node("Exp", ["x"], ["e"]),
+    h.make_node("ReduceSum", ["e", "ax"], ["s"], keepdims=1),
+    h.make_node("Div", ["e", "s"], ["y"]),
+], "g", [x_info], [y_info(2, 5, 16)], [axes("ax", [1])]), x_feed, 17, ["Softmax"], ["Exp", "ReduceSum"]))
+
+# LayerNormalization with x*x, epsilon on the left, gamma and beta of the last dim.
+CASES.append(("layernorm_mul_form", h.make_graph([
+    h.make_node("ReduceMean", ["x"], ["m"], keepdims=1, axes=[-1]),
+    h.make_node("Sub", ["x", "m"], ["d"]),
+    h.make_node("Mul", ["d", "d"], ["sq"]),
+    h.make_node("ReduceMean", ["sq"], ["v"], keepdims=1, axes=[-1]),
+    h.make_node("Add", ["eps", "v"], ["ve"]),
+    h.make_node("Sqrt", ["ve"], ["sd"]),
+    h.make_node("Div", ["d", "sd"], ["n"]),
+    h.make_node("Mul", ["gamma", "n"], ["ng"]),
+    h.make_node("Add", ["ng", "beta"], ["y"]),
+], "g", [x_info], [y_info(2, 5, 16)], [const("eps", 1e-3),
+                             const("gamma", rng.standard_normal(16)),
+                             const("beta", rng.standard_normal(16))]),
+    x_feed, 17, ["LayerNormalization"], ["Sqrt", "ReduceMean", "Div"]))
+
+# BatchNormalization after a 2-D MatMul: folded into its weights plus a bias.
+CASES.append(("batchnorm_after_matmul", h.make_graph([
+    h.make_node("MatMul", ["a", "w"], ["mm"]),
+    h.make_node("BatchNormalization", ["mm", "sc", "b", "mean", "var"], ["y"], epsilon=1e-3),
+], "g", [h.make_tensor_value_info("a", T.FLOAT, [4, 16])], [y_info(4, 8)],
+    [const("w", rng.standard_normal((16, 8))), const("sc", rng.standard_normal(8)),
+     const("b", rng.standard_normal(8)), const("mean", rng.standard_normal(8)),
+     const("var", rng.uniform(0.5, 2, 8))]),
+    {"a": rng.standard_normal((4, 16)).astype(np.float32)}, 17, [], ["BatchNormalization"]))
+
+# A per-column Mul after a 3-D MatMul: folded into the weights.
+CASES.append(("colscale_after_matmul", h.make_graph([
+    h.make_node("MatMul", ["x", "w"], ["mm"]),
+    h.make_node("Mul", ["mm", "s"], ["y"]),
+], "g", [x_info], [y_info(2, 5, 8)], [const("w", rng.standard_normal((16, 8))),
+                             const("s", rng.standard_normal(8))]),
+    x_feed, 17, [], ["Mul"]))
+
+TORCH_BLOCK = r'''
+import sys, torch, torch.nn as nn
+torch.manual_seed(3)
+class Block(nn.Module):
+    def __init__(s):
+        super().__init__()
+        s.fc, s.ln, s.act = nn.Linear(16, 16), nn.LayerNorm(16), nn.GELU(approximate="tanh")
+        nn.init.normal_(s.ln.weight); nn.init.normal_(s.ln.bias)
+    def forward(s, x):
+        y = s.act(s.ln(s.fc(x)))
+        e = torch.exp(y - y.amax(-1, keepdim=True))
+        return e / e.sum(-1, keepdim=True)
+torch.onnx.export(Block().eval(), torch.randn(2, 5, 16), sys.argv[1], opset_version=14,
+                  input_names=["x"], output_names=["y"])
+'''
+
+
+def opt_ops(kiln, model):
+    """The op types `kiln opt -O 3` leaves in the main graph."""
+    out = subprocess.run([kiln, "opt", model, "-O", "3"], capture_output=True, text=True)
+    if out.returncode != 0:
+        raise RuntimeError(out.stderr.strip())
+    ops = set()
+    for line in out.stdout.splitlines():
+        if " = " in line and not line.lstrip().startswith("const"):
+            ops.add(line.split(" = ", 1)[1].split("(", 1)[0].strip())
+    return ops
+
+
+def check_fused(kiln, model, fused, gone):
+    ops = opt_ops(kiln, model)
+    missing = [op for op in fused if op not in ops]
+    left = [op for op in gone if op in ops]
+    if missing or left:
+        return f"after -O3: missing {missing}, still there {left} (ops: {sorted(ops)})"
+    return None
+
+
+def torch_block_graph(work):
+    """Exports TORCH_BLOCK into WORK/torch_block/model.onnx; returns its graph or an error."""
+    import onnx
+    path = os.path.join(work, "torch_block", "model.onnx")
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    exp = subprocess.run([sys.executable, "-c", TORCH_BLOCK, path], capture_output=True,
+                         text=True)
+    if exp.returncode != 0:
+        return None, f"torch export failed: {exp.stderr[-300:]}"
+    return onnx.load(path).graph, None
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("kiln")
+    ap.add_argument("--work", help="keep models and outputs here (default: a temporary folder)")
+    args = ap.parse_args()
+    work = args.work or tempfile.mkdtemp(prefix="kiln-fusion.")
+    os.makedirs(work, exist_ok=True)
+    results = {}
+    try:
+        torch_graph, export_error = torch_block_graph(work)
+        CASES.append(("torch_block", torch_graph, x_feed, 14,
+                      ["LayerNormalization", "Gelu", "Softmax"],
+                      ["Sqrt", "Tanh", "Exp", "ReduceMax", "ReduceMean"]))
+        for name, graph, feeds, opset, fused, gone in CASES:
+            results[name] = export_error if graph is None else (
+                cf.run_case(args.kiln, "3", work, name, graph, feeds, opset) or
+                check_fused(args.kiln, os.path.join(work, name, "model.onnx"), fused, gone))
+            print(f"fusion_cases {name}: {results[name] or 'ok'}")
+    finally:
+        if not args.work:
+            shutil.rmtree(work, ignore_errors=True)
+    bad = [name for name, problem in results.items() if problem]
+    if bad:
+        sys.exit(f"fusion_cases: FAIL: {', '.join(bad)}")
+
+
+if __name__ == "__main__":
+    main()
