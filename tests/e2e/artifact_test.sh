@@ -15,6 +15,25 @@ if ! diff -r "$work/a/out" "$work/b/deeper/out" >/dev/null; then
   echo "FAIL: two compiles of the same model differ"; diff -rq "$work/a/out" "$work/b/deeper/out"; exit 1
 fi
 echo "ok: compiles are byte-identical"
+# The optimization report: JSON with per-pass records (each with its op histogram) and fusion
+# groups naming source nodes; HTML with the per-pass histogram table.
+"$kiln" compile "$repo/models/shapes_cnn.onnx" -o "$work/rep" --report "$work/report.json" >/dev/null
+"$kiln" compile "$repo/models/shapes_cnn.onnx" -o "$work/rep" --report "$work/report.html" >/dev/null
+/usr/bin/python3 - "$work/report.json" "$work/report.html" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["nodes_after"] < r["nodes_before"], r
+assert [p["pass"] for p in r["passes"]][:2] == ["canonicalize", "fold-constants"], r["passes"]
+assert all("ops_after" in p for p in r["passes"])
+assert r["passes"][-1]["ops_after"] == r["ops_after"], (r["passes"][-1], r["ops_after"])
+fused = [g for g in r["fusion_groups"] if len(g["sources"]) >= 2]
+assert fused and all(isinstance(s, str) and s for g in fused for s in g["sources"]), fused
+html = open(sys.argv[2], encoding="utf-8").read()
+for part in ("<h2>Passes</h2>", "<h2>Fusion groups</h2>", "<h2>Op histogram per pass</h2>",
+             "<th>fuse-epilogue</th>"):
+    assert part in html, part
+PY
+echo "ok: --report writes JSON and HTML (per-pass op histograms, fusion groups)"
 # The artifact builds with only its own files and a C++17 compiler.
 cp -r "$work/a/out" "$work/standalone"
 rm -f "$work/standalone"/lib*.so "$work/standalone"/lib*.a

@@ -1,5 +1,5 @@
 // Optimization report: per-pass node counts, fusion groups with the source nodes each kernel
-// computes, and the op histogram before and after.
+// computes, the op histogram before and after, and after every pass.
 #include "report.h"
 
 #include <nlohmann/json.hpp>
@@ -40,7 +40,8 @@ json buildJson(const Model& model, int64_t nodesBefore, const std::map<std::stri
                  {"removed", r.stats.nodesRemoved},
                  {"fused", r.stats.nodesFused},
                  {"milliseconds", r.milliseconds},
-                 {"patterns", patterns}});
+                 {"patterns", patterns},
+                 {"ops_after", r.opsAfter}});
   }
   j["passes"] = p;
   json groups = json::array();
@@ -55,6 +56,39 @@ json buildJson(const Model& model, int64_t nodesBefore, const std::map<std::stri
   j["ops_before"] = opsBefore;
   j["ops_after"] = opHistogram(*model.graph);
   return j;
+}
+
+/// The op histogram after every pass: one row per op, one column per pass; a count that the
+/// pass changed is bold.
+std::string perPassHistogram(const json& j) {
+  std::map<std::string, std::vector<int64_t>> rows;  // op -> count before, after each pass
+  const size_t columns = j["passes"].size() + 1;
+  auto put = [&](const json& histogram, size_t column) {
+    for (const auto& [op, n] : histogram.items()) {
+      auto& row = rows[op];
+      row.resize(columns, 0);
+      row[column] = n.get<int64_t>();
+    }
+  };
+  put(j["ops_before"], 0);
+  for (size_t i = 0; i < j["passes"].size(); ++i) put(j["passes"][i]["ops_after"], i + 1);
+  std::string out =
+      "<h2>Op histogram per pass</h2><table><tr><th class=l>op</th><th>before</th>";
+  for (const json& p : j["passes"])
+    out += "<th>" + escapeHtml(p["pass"].get<std::string>()) + "</th>";
+  out += "</tr>";
+  for (auto& [op, counts] : rows) {
+    counts.resize(columns, 0);
+    out += "<tr><td class=l>" + escapeHtml(op) + "</td>";
+    for (size_t c = 0; c < columns; ++c) {
+      bool changed = c > 0 && counts[c] != counts[c - 1];
+      std::string cell = counts[c] == 0 ? "" : std::to_string(counts[c]);
+      if (changed && cell.empty()) cell = "0";
+      out += changed ? "<td><b>" + cell + "</b></td>" : "<td>" + cell + "</td>";
+    }
+    out += "</tr>";
+  }
+  return out + "</table>";
 }
 
 std::string html(const json& j) {
@@ -94,7 +128,7 @@ std::string html(const json& j) {
   for (const auto& [k, v] : ops)
     out += fmt::format("<tr><td class=l>{}</td><td>{}</td><td>{}</td></tr>", escapeHtml(k), v.first,
                        v.second);
-  out += "</table></body></html>\n";
+  out += "</table>" + perPassHistogram(j) + "</body></html>\n";
   return out;
 }
 
