@@ -187,6 +187,7 @@ inline void micro_rows(int rows, int64_t kc, const float* ap, const float* bp, f
 /// b[k * ldb + n]) into panels of kNR columns: dst[(j * kc + k) * kNR + col], zero past nc.
 inline void pack_b_rows(const float* b, int64_t ldb, int64_t k0, int64_t kc, int64_t n0,
                         int64_t nc, float* dst) {
+  if (kc <= 0) return;  // nothing to pack (and b may be null for an empty B)
   for (int64_t j = 0; j * kNR < nc; ++j) {
     const int64_t cols = nc - j * kNR < kNR ? nc - j * kNR : kNR;
     float* d = dst + j * kc * kNR;
