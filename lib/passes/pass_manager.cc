@@ -1,4 +1,5 @@
 // The pass manager: runs named passes, re-infers types, verifies, prints and counts.
+#include <algorithm>
 #include <chrono>
 #include <iostream>
 
@@ -79,12 +80,66 @@ Expected<std::vector<std::string>> parsePassList(std::string_view list) {
   return out;
 }
 
+namespace {
+
+void addOps(const Graph& g, std::map<std::string, int64_t>& h) {
+  for (const auto& n : g.nodes()) {
+    ++h[n->domain().empty() ? n->opType() : n->domain() + "." + n->opType()];
+    if (n->domain().empty())  // control-flow bodies; a fused node's body is its own op
+      for (const Graph* body : n->subgraphs()) addOps(*body, h);
+  }
+}
+
+}  // namespace
+
+int64_t nodesWithBodies(const Graph& g) {
+  int64_t count = 0;
+  for (const auto& n : g.nodes()) {
+    ++count;
+    if (n->domain().empty())
+      for (const Graph* body : n->subgraphs()) count += nodesWithBodies(*body);
+  }
+  return count;
+}
+
 std::map<std::string, int64_t> opHistogram(const Graph& g) {
   std::map<std::string, int64_t> h;
-  for (const auto& n : g.nodes())
-    ++h[n->domain().empty() ? n->opType() : n->domain() + "." + n->opType()];
+  addOps(g, h);
   return h;
 }
+
+namespace {
+
+/// True when inference typed every node output of `g` (a branch that cannot run with the
+/// compiled shapes, or an If branch a constant condition never takes, keeps no types).
+bool fullyTyped(const Graph& g) {
+  return std::all_of(g.nodes().begin(), g.nodes().end(), [](const auto& n) {
+    return std::all_of(n->outputs().begin(), n->outputs().end(),
+                       [](const Value* v) { return v->dtype() != DType::Undefined; });
+  });
+}
+
+/// Runs `pass` on `g` and then inside the bodies of its control-flow nodes (If, Loop, Scan), at
+/// every depth. Untyped bodies are left as they are (code generation makes them fail at run
+/// time or never emits them), and so are the bodies of kiln's own fused nodes
+/// (kiln.Elementwise), which are already the passes' result.
+Expected<RewriteStats> runOnGraphAndBodies(Pass& pass, Graph& g, PassContext& ctx) {
+  KILN_ASSIGN_OR_RETURN(RewriteStats stats, pass.run(g, ctx));
+  std::vector<Graph*> bodies;
+  for (const auto& n : g.nodes())
+    if (n->domain().empty())
+      for (Graph* body : n->subgraphs())
+        if (fullyTyped(*body)) bodies.push_back(body);
+  for (Graph* body : bodies) {
+    auto inner = runOnGraphAndBodies(pass, *body, ctx);
+    if (!inner.ok())
+      return makeError("in subgraph '{}': {}", body->name(), inner.error().message());
+    stats += *inner;
+  }
+  return stats;
+}
+
+}  // namespace
 
 Expected<std::vector<PassRecord>> runPasses(Model& model, const std::vector<std::string>& passes,
                                             PassRunOptions& options) {
@@ -100,9 +155,9 @@ Expected<std::vector<PassRecord>> runPasses(Model& model, const std::vector<std:
     if (options.printBefore.count(name)) printIR(os, g, "before " + name);
     PassRecord rec;
     rec.pass = name;
-    rec.nodesBefore = int64_t(g.numNodes());
+    rec.nodesBefore = nodesWithBodies(g);
     auto start = std::chrono::steady_clock::now();
-    auto stats = pass->run(g, options.context);
+    auto stats = runOnGraphAndBodies(*pass, g, options.context);
     if (!stats.ok()) return makeError("pass {}: {}", name, stats.error().message());
     if (stats->changed()) {
       if (auto s = inferShapes(g, options.context.registry, io); !s.ok())
@@ -117,7 +172,7 @@ Expected<std::vector<PassRecord>> runPasses(Model& model, const std::vector<std:
         return makeError("pass {} broke the graph: {}", name, s.error().message());
     }
     rec.stats = std::move(*stats);
-    rec.nodesAfter = int64_t(g.numNodes());
+    rec.nodesAfter = nodesWithBodies(g);
     rec.opsAfter = opHistogram(g);
     if (options.printAfterAll || options.printAfter.count(name)) printIR(os, g, "after " + name);
     records.push_back(std::move(rec));

@@ -31,7 +31,7 @@ int runCompile(const CompileArgs& a) {
   options->passes.printAfterAll = a.printAfterAll;
   if (a.tracePatterns) options->passes.context.trace = &std::cerr;
   auto before = opHistogram(*model->graph);
-  int64_t nodesBefore = int64_t(model->graph->numNodes());
+  int64_t nodesBefore = nodesWithBodies(*model->graph);
   auto r = compileModel(*model, *options);
   if (!r.ok()) return fail(r.message());
   if (a.passStats) std::cerr << passStatsTable(r->passes);

@@ -28,7 +28,7 @@ json buildJson(const Model& model, int64_t nodesBefore, const std::map<std::stri
                const std::vector<PassRecord>& passes) {
   json j;
   j["nodes_before"] = nodesBefore;
-  j["nodes_after"] = model.graph->numNodes();
+  j["nodes_after"] = nodesWithBodies(*model.graph);
   json p = json::array();
   for (const PassRecord& r : passes) {
     json patterns = json::object();

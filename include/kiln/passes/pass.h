@@ -81,8 +81,12 @@ Expected<std::vector<PassRecord>> runPasses(Model& model, const std::vector<std:
 /// Parses "a,b,c" into pass names, failing on an unknown name (listing the known ones).
 Expected<std::vector<std::string>> parsePassList(std::string_view list);
 
-/// The op histogram of a graph ("Conv" → 53; fused ops use their domain: "kiln.FusedConv").
+/// The op histogram of a graph and its control-flow bodies ("Conv" → 53; fused ops use their
+/// domain: "kiln.FusedConv").
 std::map<std::string, int64_t> opHistogram(const Graph& g);
+/// Nodes of `g` and of its control-flow (If/Loop/Scan) bodies, at every depth; a fused node's
+/// body is not counted (the node is).
+int64_t nodesWithBodies(const Graph& g);
 
 /// --pass-stats as a table, one line per pass.
 std::string passStatsTable(const std::vector<PassRecord>& records);
