@@ -34,7 +34,7 @@ constexpr int64_t kMC = 16 * kMR;      // rows of A per work unit when M is spli
 
 /// Floats of run-time packing scratch one thread needs for an N-column, K-deep product: one
 /// block of at most kKC x kNC, no bigger than the product needs (small models stay small).
-inline int64_t gemm_pack_floats(int64_t N, int64_t K) {
+constexpr int64_t gemm_pack_floats(int64_t N, int64_t K) {
   const int64_t kc = K < kKC ? K : kKC;
   const int64_t n = (N + kNR - 1) / kNR * kNR;
   const int64_t nc = n < kNC ? n : kNC;
@@ -209,7 +209,7 @@ inline void pack_b_panels(const float* b, int64_t K, int64_t N, float* dst) {
 }
 
 /// Floats of a packed A (strips of kMR rows, each [K][kMR]), rounded up to 64 bytes.
-inline int64_t packed_a_floats(int64_t M, int64_t K) {
+constexpr int64_t packed_a_floats(int64_t M, int64_t K) {
   return ((M + kMR - 1) / kMR * kMR * K + 15) / 16 * 16;
 }
 
@@ -299,7 +299,7 @@ inline void gemm_packed_a(int64_t M, int64_t N, int64_t K, const float* ap, Pane
 }
 
 /// Scratch floats gemm_f32 needs (packed A, then one B block per thread).
-inline int64_t gemm_f32_scratch_floats(int64_t M, int64_t N, int64_t K, int threads) {
+constexpr int64_t gemm_f32_scratch_floats(int64_t M, int64_t N, int64_t K, int threads) {
   return packed_a_floats(M, K) + gemm_pack_floats(N, K) * threads;
 }
 

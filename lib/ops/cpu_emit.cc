@@ -371,6 +371,15 @@ Expected<bool> emitCpuMaxPool(const Node& n, EmitContext& ctx) {
 
 namespace kiln {
 
+int64_t attentionScratchFloats(int64_t S, int64_t Skv, int64_t D, int64_t Dv, const Target& t) {
+  const Tiles tiles = tilesFor(t);
+  auto gemm = [&](int64_t M, int64_t N, int64_t K) {
+    return packedAFloats(M, K, tiles) + packFloatsPerThread(N, K, tiles);
+  };
+  return (S * D + 15) / 16 * 16 + (S * Skv + 15) / 16 * 16 +
+         std::max(gemm(S, Skv, D), gemm(S, Dv, Skv));
+}
+
 Expected<bool> emitCpuSoftmax(const Node& n, EmitContext& ctx, int64_t rows, int64_t cols,
                               int64_t inner) {
   if (!ctx.target().optimizedKernels() || !allF32(n) || inner != 1 || cols <= 0) return false;

@@ -23,6 +23,9 @@ Expected<bool> emitCpuConvTranspose(const Node& n, EmitContext& ctx, const std::
 Expected<bool> emitCpuMaxPool(const Node& n, EmitContext& ctx);
 /// Softmax and LogSoftmax (f32) over the last axis: `rows` rows of `cols` values; inner is the
 /// product of the dims after the axis (only 1 is taken).
+/// kernels/cpu/attention.h's attention_scratch_floats for the target's tiles (per thread).
+int64_t attentionScratchFloats(int64_t S, int64_t Skv, int64_t D, int64_t Dv, const Target& t);
+
 Expected<bool> emitCpuSoftmax(const Node& n, EmitContext& ctx, int64_t rows, int64_t cols,
                               int64_t inner);
 /// Sigmoid and GlobalAveragePool (f32): the vectorized, threaded kernels of eltwise.h.

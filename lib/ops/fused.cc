@@ -1,6 +1,8 @@
-// Ops the optimizer creates (domain "kiln"): Conv/Gemm/MatMul with a fused epilogue, and a
-// fused chain of elementwise ops. Their types follow from the ops they replace.
+// Ops the optimizer creates (domain "kiln"): Conv/Gemm/MatMul with a fused epilogue, a fused
+// chain of elementwise ops, and scaled-dot-product attention. Their types follow from the ops they replace.
 #include "kiln/ops/fused.h"
+
+#include <algorithm>
 
 #include "kiln/ops/registry.h"
 #include "shape_math.h"
@@ -127,9 +129,56 @@ struct ElementwiseOp {
   }
 };
 
+// Attention(Q [..., S, D], KT [..., D, Skv], V [..., Skv, Dv], mask? [S, Skv] broadcastable):
+// softmax(scale(Q KT) + mask) V, the scale applied to Q or to the scores (attribute scale_at:
+// "q", "scores" or "none"; scale_divides: divide by `scale` instead of multiplying).
+struct AttentionOp {
+  static constexpr std::string_view kName = "Attention";
+  static constexpr std::string_view kDomain = kKilnDomain;
+  static OpSchema schema() {
+    return {3, 4, 1, 1,
+            {{"scale", AttrKind::Float},
+             {"scale_at", AttrKind::String},
+             {"scale_divides", AttrKind::Int}}};
+  }
+  static Types inferTypes(const InferContext& ctx) {
+    for (size_t i = 0; i < ctx.numInputs(); ++i)
+      if (ctx.has(i) && (ctx.in(i).dtype != DType::F32 || !ctx.in(i).shape.isStatic()))
+        return ctx.error("input {} is {}; Attention takes static f32 tensors", i,
+                         toString(ctx.in(i)));
+    std::string at = ctx.node().attrString("scale_at", "none");
+    if (at != "q" && at != "scores" && at != "none")
+      return ctx.error("scale_at is '{}'; use q, scores or none", at);
+    auto q = ctx.in(0).shape.staticDims(), kt = ctx.in(1).shape.staticDims(),
+         v = ctx.in(2).shape.staticDims();
+    const size_t r = q.size();
+    if (r < 2 || kt.size() != r || v.size() != r || q[r - 1] != kt[r - 2] ||
+        kt[r - 1] != v[r - 2] || !std::equal(q.begin(), q.end() - 2, kt.begin()) ||
+        !std::equal(q.begin(), q.end() - 2, v.begin()))
+      return ctx.error("Q {}, KT {} and V {} do not make [..., S, D] x [..., D, Skv] x "
+                       "[..., Skv, Dv] with equal batch dims",
+                       toString(ctx.in(0).shape), toString(ctx.in(1).shape),
+                       toString(ctx.in(2).shape));
+    if (ctx.has(3)) {
+      auto m = ctx.in(3).shape.staticDims();
+      const int64_t want[2] = {q[r - 2], kt[r - 1]};
+      for (size_t i = 0; i < m.size(); ++i) {
+        const size_t fromEnd = m.size() - i;  // 1: the Skv dim, 2: the S dim, more: batch
+        if (m[i] != 1 && (fromEnd > 2 || m[i] != want[2 - fromEnd]))
+          return ctx.error("the mask {} must broadcast as one [S, Skv] = [{}, {}] matrix",
+                           toString(ctx.in(3).shape), want[0], want[1]);
+      }
+    }
+    std::vector<int64_t> y = q;
+    y[r - 1] = v[r - 1];
+    return single(DType::F32, Shape::ofStatic(y));
+  }
+};
+
 }  // namespace
 
 void registerFusedOps(OpRegistry& r) {
+  r.add<AttentionOp>();
   r.add<FusedConvOp>();
   r.add<FusedGemmOp>();
   r.add<FusedMatMulOp>();

@@ -3,6 +3,7 @@
 // bit-identical; artifacts build with -ffp-contract=off).
 #include <algorithm>
 
+#include "cpu_emit.h"
 #include "emit_support.h"
 #include "kiln/ops/fused.h"
 #include "kiln/ops/registry.h"
@@ -140,6 +141,46 @@ Status emitElementwise(const Node& n, EmitContext& ctx) {
   return Status();
 }
 
-void attachFusedEmitters(OpRegistry& r) { r.setEmit(kKilnDomain, "Elementwise", emitElementwise); }
+/// kiln.Attention: kiln_cpu::attention_f32, each batch on one thread with per-thread scratch.
+Status emitAttention(const Node& n, EmitContext& ctx) {
+  auto q = n.input(0)->shape().staticDims(), kt = n.input(1)->shape().staticDims(),
+       v = n.input(2)->shape().staticDims();
+  const size_t r = q.size();
+  int64_t batch = 1;
+  for (size_t i = 0; i + 2 < r; ++i) batch *= q[i];
+  const int64_t S = q[r - 2], D = q[r - 1], Skv = kt[r - 1], Dv = v[r - 1];
+  int64_t rowStride = 0, colStride = 0;
+  std::string mask = "nullptr";
+  if (n.numInputs() > 3 && n.input(3)) {
+    auto m = n.input(3)->shape().staticDims();
+    const int64_t cols = m.empty() ? 1 : m.back();
+    colStride = cols == 1 ? 0 : 1;
+    rowStride = m.size() >= 2 && m[m.size() - 2] != 1 ? cols : 0;
+    mask = ctx.input(3);
+  }
+  const std::string at = n.attrString("scale_at", "none");
+  const int scaleAt = at == "q" ? 1 : at == "scores" ? 2 : 0;
+  const int64_t perThread = attentionScratchFloats(S, Skv, D, Dv, ctx.target());
+  ctx.useHeader("kiln_ref/activation.h");
+  ctx.useHeader("kiln_cpu/attention.h");
+  std::string shape =
+      fmt::format("kiln_cpu::AttentionShape{{{}, {}, {}, {}, {}, {}, {}, {}, {}, {}}}", batch, S,
+                  Skv, D, Dv, rowStride, colStride, floatLiteral(n.attrFloat("scale", 1.0f)),
+                  scaleAt, n.attrInt("scale_divides", 0) != 0 ? "true" : "false");
+  ctx.call("kiln_cpu::attention_f32__" + ctx.target().kernelIsa(),
+           fmt::format("static_assert(kiln_cpu::attention_scratch_floats({}, {}, {}, {}) == {}, "
+                       "\"kiln and kiln_cpu disagree on the attention scratch\"); "
+                       "kiln_cpu::attention_f32({}, {}, {}, {}, {}, {}, "
+                       "reinterpret_cast<float*>({}), {});",
+                       S, Skv, D, Dv, perThread, shape, ctx.input(0), ctx.input(1), ctx.input(2),
+                       mask, ctx.output(0), ctx.scratch(4 * perThread * ctx.threads()),
+                       ctx.threadPool()));
+  return Status();
+}
+
+void attachFusedEmitters(OpRegistry& r) {
+  r.setEmit(kKilnDomain, "Elementwise", emitElementwise);
+  r.setEmit(kKilnDomain, "Attention", emitAttention);
+}
 
 }  // namespace kiln

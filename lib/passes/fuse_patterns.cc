@@ -3,8 +3,8 @@
 //   x * 0.5 * (1 + erf(x / sqrt 2))   (either association) → Gelu(x)
 //   x * HardSigmoid(x; 1/6, 0.5)                          → HardSwish(x)
 //   x * clip(x + 3, 0, 6) / 6   (either association)        → HardSwish(x)
-// and the normalization patterns of fuse_norm_patterns.cc (Softmax, LayerNormalization, Gelu's
-// tanh form).
+// the normalization patterns of fuse_norm_patterns.cc (Softmax, LayerNormalization, Gelu's
+// tanh form) and the attention pattern of fuse_attention.cc.
 #include <algorithm>
 #include <cmath>
 
@@ -104,7 +104,8 @@ class FusePatternsPass final : public Pass {
   std::string_view name() const override { return "fuse-patterns"; }
   std::string_view summary() const override {
     return "recognizes decomposed Gelu (erf and tanh forms), HardSwish (x*HardSigmoid(x), "
-           "x*clip(x+3,0,6)/6), Softmax and LayerNormalization and replaces them by the op";
+           "x*clip(x+3,0,6)/6), Softmax, LayerNormalization and attention (MatMul(Softmax(Q*s KT "
+           "+ mask), V) -> kiln.Attention) and replaces them by the op";
   }
   Expected<RewriteStats> run(Graph& g, PassContext& ctx) override {
     std::vector<std::unique_ptr<RewritePattern>> patterns;
@@ -112,6 +113,7 @@ class FusePatternsPass final : public Pass {
     patterns.push_back(std::make_unique<FnPattern>("fuse-hardswish", "Mul", fuseHardSwish, ctx));
     patterns.push_back(std::make_unique<FnPattern>("fuse-hardswish", "Div", fuseHardSwishDiv, ctx));
     addNormalizationPatterns(patterns, ctx);
+    addAttentionPattern(patterns, ctx);
     Rewriter rw(g);
     rw.setTrace(ctx.trace);
     KILN_RETURN_IF_ERROR(applyPatternsGreedily(g, patterns, rw).status());

@@ -68,6 +68,10 @@ void collectMatched(const Node* n, const Value* x, std::vector<const Node*>& out
 /// LayerNormalization from their decomposed forms, and Gelu's tanh form.
 void addNormalizationPatterns(std::vector<std::unique_ptr<RewritePattern>>& out,
                               const PassContext& ctx);
+/// The attention pattern of fuse-patterns (fuse_attention.cc): MatMul(Softmax(scaled Q·KT
+/// [+ mask]), V) → kiln.Attention.
+void addAttentionPattern(std::vector<std::unique_ptr<RewritePattern>>& out,
+                         const PassContext& ctx);
 /// A copy of a float constant with `f` applied to every element (f32/f64 only).
 std::optional<Tensor> mapFloats(const Tensor& t, double (*f)(double));
 

@@ -6,7 +6,8 @@ Each case is a decomposed form an exporter writes: LayerNormalization, Gelu's ta
 max-subtracted Softmax as torch 1.13 exports them at opset 14 (a small block, exported here),
 and, built with onnx.helper, Softmax without the max, LayerNormalization with x*x and a
 left-hand epsilon, BatchNormalization after a 2-D MatMul and a per-column Mul after a 3-D one.
-Per case: `kiln opt -O 3` must show the fused op and none of the ops it replaces, and the outputs
+Also attention with a scaled score and a mask (kiln.Attention). Per case: `kiln opt -O 3` must
+show the fused op and none of the ops it replaces, and the outputs
 of `kiln run` must match ONNX Runtime's (rtol 1e-5, atol 1e-6). Exits 1 naming each failure.
 """
 import argparse
@@ -85,6 +86,23 @@ CASES.append(("colscale_after_matmul", h.make_graph([
 ], "g", [x_info], [y_info(2, 5, 8)], [const("w", rng.standard_normal((16, 8))),
                              const("s", rng.standard_normal(8))]),
     x_feed, 17, [], ["Mul"]))
+
+# Attention with the scale on the scores (a Div) and a [S, Skv] mask: kiln.Attention.
+CASES.append(("attention_scores_scale_mask", h.make_graph([
+    h.make_node("MatMul", ["q", "kt"], ["s"]),
+    h.make_node("Div", ["s", "root_d"], ["ss"]),
+    h.make_node("Add", ["ss", "mask"], ["sm"]),
+    h.make_node("Softmax", ["sm"], ["p"], axis=-1),
+    h.make_node("MatMul", ["p", "v"], ["y"]),
+], "g", [h.make_tensor_value_info("q", T.FLOAT, [2, 4, 6, 8]),
+         h.make_tensor_value_info("kt", T.FLOAT, [2, 4, 8, 10]),
+         h.make_tensor_value_info("v", T.FLOAT, [2, 4, 10, 8])], [y_info(2, 4, 6, 8)],
+    [const("root_d", np.sqrt(8.0)),
+     const("mask", np.where(rng.random((6, 10)) < 0.2, -1e4, 0.0))]),
+    {"q": rng.standard_normal((2, 4, 6, 8)).astype(np.float32),
+     "kt": rng.standard_normal((2, 4, 8, 10)).astype(np.float32),
+     "v": rng.standard_normal((2, 4, 10, 8)).astype(np.float32)}, 17, ["kiln::Attention"],
+    ["Softmax", "Div", "MatMul"]))
 
 TORCH_BLOCK = r'''
 import sys, torch, torch.nn as nn
