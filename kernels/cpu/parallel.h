@@ -7,6 +7,7 @@
 #pragma once
 
 #include <pthread.h>
+#include <sched.h>
 
 #include <atomic>
 #include <condition_variable>
@@ -32,6 +33,7 @@ class ThreadPool {
     if (threads > kMaxThreads) threads = kMaxThreads;
     quit_.store(false);
     generation_.store(0);
+    state_.store(0);
     for (int t = 1; t < threads; ++t) {
       args_[t - 1] = Arg{this, t};
       if (pthread_create(&workers_[t - 1], nullptr, &ThreadPool::main, &args_[t - 1]) != 0) {
@@ -70,16 +72,26 @@ class ThreadPool {
     };
     units_ = units;
     next_.store(0, std::memory_order_relaxed);
-    busy_.store(size_ - 1, std::memory_order_relaxed);
     {
       // Under the lock, so a worker deciding to sleep cannot miss the new generation.
       std::lock_guard<std::mutex> lock(mu_);
-      generation_.fetch_add(1, std::memory_order_release);
+      const uint64_t g = generation_.fetch_add(1, std::memory_order_relaxed) + 1;
+      state_.store((g & 0xffffffffu) << kGenShift | kOpen, std::memory_order_release);
     }
     wake_.notify_all();
     work(0);
-    // The workers finish their last units: spin (kernels are short; a sleep costs more).
-    while (busy_.load(std::memory_order_acquire) != 0) pause();
+    // Every unit is taken. Close the job: a worker that has not joined yet (asleep, or
+    // preempted on a shared machine) no longer can, so it is not waited for; the ones that
+    // joined finish the unit they hold. Spin first (kernels are short), then yield.
+    uint64_t s = state_.load(std::memory_order_relaxed);
+    while (!state_.compare_exchange_weak(s, s & ~kOpen, std::memory_order_acq_rel)) {
+    }
+    for (int spin = 0; (state_.load(std::memory_order_acquire) & kActive) != 0; ++spin) {
+      if (spin < kSpins)
+        pause();
+      else
+        sched_yield();
+    }
     job_ = nullptr;
   }
 
@@ -124,9 +136,26 @@ class ThreadPool {
         g = generation_.load(std::memory_order_acquire);
       }
       if (quit_.load(std::memory_order_relaxed)) return;
-      seen = g;
+      // Join the open job (the newest one: it may already be past generation g), unless the
+      // caller has closed it; then wait for the next. The caller publishes the job right after
+      // bumping the generation.
+      uint64_t s = state_.load(std::memory_order_acquire);
+      // The state keeps the generation's low 32 bits: compare them with wrap-around.
+      auto ahead = [&](uint64_t st) { return uint32_t(uint32_t(st >> kGenShift) - uint32_t(g)); };
+      for (int spin = 0; int32_t(ahead(s)) < 0; ++spin) {
+        if (spin < kSpins)
+          pause();
+        else
+          sched_yield();
+        s = state_.load(std::memory_order_acquire);
+      }
+      while ((s & kOpen) != 0 &&
+             !state_.compare_exchange_weak(s, s + 1, std::memory_order_acq_rel)) {
+      }
+      seen = g + ahead(s);
+      if ((s & kOpen) == 0) continue;
       work(id);
-      busy_.fetch_sub(1, std::memory_order_release);
+      state_.fetch_sub(1, std::memory_order_release);
     }
   }
 
@@ -144,7 +173,12 @@ class ThreadPool {
   void (*invoke_)(const void*, int64_t, int) = nullptr;
   int64_t units_ = 0;
   std::atomic<int64_t> next_{0};
-  std::atomic<int> busy_{0};
+  // The current job: its generation (upper bits), whether workers may still join it (kOpen),
+  // and how many are working on it (kActive bits).
+  static constexpr int kGenShift = 32;
+  static constexpr uint64_t kOpen = uint64_t(1) << 31;
+  static constexpr uint64_t kActive = kOpen - 1;
+  std::atomic<uint64_t> state_{0};
   std::atomic<uint64_t> generation_{0};
   std::atomic<bool> quit_{false};
   int size_ = 1, started_ = 0;
