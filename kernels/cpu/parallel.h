@@ -71,6 +71,10 @@ class ThreadPool {
       (*static_cast<F*>(const_cast<void*>(job)))(u, t);
     };
     units_ = units;
+    // Units are claimed in chunks, about 4 per thread: fine-grained kernels (a pooling unit per
+    // channel plane) would otherwise spend more time passing the counter's cache line between
+    // cores than computing.
+    chunk_ = units / (int64_t(size_) * 4) > 1 ? units / (int64_t(size_) * 4) : 1;
     next_.store(0, std::memory_order_relaxed);
     {
       // Under the lock, so a worker deciding to sleep cannot miss the new generation.
@@ -161,9 +165,10 @@ class ThreadPool {
 
   void work(int id) {
     for (;;) {
-      const int64_t u = next_.fetch_add(1, std::memory_order_relaxed);
-      if (u >= units_) return;
-      invoke_(job_, u, id);
+      const int64_t u0 = next_.fetch_add(chunk_, std::memory_order_relaxed);
+      if (u0 >= units_) return;
+      const int64_t u1 = u0 + chunk_ < units_ ? u0 + chunk_ : units_;
+      for (int64_t u = u0; u < u1; ++u) invoke_(job_, u, id);
     }
   }
 
@@ -171,7 +176,7 @@ class ThreadPool {
   std::condition_variable wake_;
   const void* job_ = nullptr;
   void (*invoke_)(const void*, int64_t, int) = nullptr;
-  int64_t units_ = 0;
+  int64_t units_ = 0, chunk_ = 1;
   std::atomic<int64_t> next_{0};
   // The current job: its generation (upper bits), whether workers may still join it (kOpen),
   // and how many are working on it (kActive bits).
