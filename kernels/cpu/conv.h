@@ -74,6 +74,8 @@ inline void pack_im2col(const Conv2dShape& s, const float* x, int64_t k0, int64_
           zero_floats(d + t, lo);
           if (s.SW == 1)
             copy_floats(d + t + lo, xr + first + lo, hi - lo);
+          else if (s.SW == 2)
+            copy_floats_stride2(d + t + lo, xr + first + 2 * lo, hi - lo);
           else
             for (int64_t u = lo; u < hi; ++u) d[t + u] = xr[first + u * s.SW];
           zero_floats(d + t + hi, run - hi);
@@ -252,6 +254,14 @@ inline void depthwise_conv2d_f32(const Conv2dShape& s, const float* x, const flo
   const conv_detail::DepthwisePlanes d = conv_detail::depthwise_planes(s);
   const bool planes = scratch && d.scratch <= scratch_per_thread;
   const int64_t planesFloats = d.scratch - d.flat;
+  // Where each tap reads, relative to the planes and the flat output index (the same for every
+  // channel: computed once, no division per channel).
+  int64_t tap_offset[64];
+  const bool offsets = taps <= 64;
+  for (int64_t t = 0; offsets && t < taps; ++t) {
+    const int64_t ri = (t / s.KW) * s.DH, cj = (t % s.KW) * s.DW;
+    tap_offset[t] = ((ri % s.SH) * s.SW + cj % s.SW) * d.plane + (ri / s.SH) * d.Wq + cj / s.SW;
+  }
   parallel_for(pool, s.N * s.C, [&](int64_t unit, int thread) {
     const int64_t c = unit % s.C;
     const float* xc = x + unit * HW;
@@ -280,9 +290,10 @@ inline void depthwise_conv2d_f32(const Conv2dShape& s, const float* x, const flo
     float* out = pl + planesFloats;
     // The phase planes of the zero-padded input (and the over-read tail) from this channel.
     zero_floats(pl, planesFloats);
-    for (int64_t ih = 0; ih < s.H; ++ih) {
-      const int64_t r = ih + s.PH;
-      float* prow = pl + (r % s.SH) * s.SW * d.plane + (r / s.SH) * d.Wq;
+    // Padded row r = ih + PH goes to row r / SH of the planes of phase r % SH: counted.
+    int64_t rm = s.PH % s.SH, rq = s.PH / s.SH;
+    for (int64_t ih = 0; ih < s.H; ++ih, rq += ++rm == s.SH, rm = rm == s.SH ? 0 : rm) {
+      float* prow = pl + rm * s.SW * d.plane + rq * d.Wq;
       const float* xr = xc + ih * s.W;
       if (s.SW == 1) {
         copy_floats(prow + s.PW, xr, s.W);
@@ -314,19 +325,12 @@ inline void depthwise_conv2d_f32(const Conv2dShape& s, const float* x, const flo
         }
       }
     }
-    // Where each tap reads, relative to the flat output index.
-    const float* src[64];
-    const bool inRegisters = taps <= 64;
-    for (int64_t t = 0; inRegisters && t < taps; ++t) {
-      const int64_t ri = (t / s.KW) * s.DH, cj = (t % s.KW) * s.DW;
-      src[t] = pl + ((ri % s.SH) * s.SW + cj % s.SW) * d.plane + (ri / s.SH) * d.Wq + cj / s.SW;
-    }
     for (int64_t f = 0; f < d.flat; f += 4 * L) {
       V::R a0 = V::zero(), a1 = V::zero(), a2 = V::zero(), a3 = V::zero();
       for (int64_t t = 0; t < taps; ++t) {
         const float* p;
-        if (inRegisters) {
-          p = src[t] + f;
+        if (offsets) {
+          p = pl + tap_offset[t] + f;
         } else {
           const int64_t ri = (t / s.KW) * s.DH, cj = (t % s.KW) * s.DW;
           p = pl + ((ri % s.SH) * s.SW + cj % s.SW) * d.plane + (ri / s.SH) * d.Wq + cj / s.SW + f;

@@ -146,22 +146,36 @@ inline void finish_row(V::R v0, V::R v1, float* c, int cols, bool accumulate, bo
 /// C[0:R, 0:cols] (+)= A[0:R, 0:kc] * B[0:kc, 0:cols] from a packed A strip (ap[k * kMR + r])
 /// and a B panel (bp[k * kNR + col]). accumulate: add to what C holds (a later k block);
 /// last: the final k block, apply the epilogue. (m, n): the tile's origin in the whole output.
-template <int R, class Act>
-inline void micro(int64_t kc, const float* ap, const float* bp, float* c, int64_t ldc, int cols,
-                  bool accumulate, bool last, const Epilogue<Act>& e, int64_t m, int64_t n) {
-  constexpr int L = V::kLanes;
-  // The row loops must unroll fully so the accumulators live in registers.
-  V::R acc0[R], acc1[R];
-  KILN_CPU_UNROLL
-  for (int r = 0; r < R; ++r) acc0[r] = acc1[r] = V::zero();
-  for (int64_t k = 0; k < kc; ++k) {
-    const V::R b0 = V::load(bp), b1 = V::load(bp + L);
+/// One k step of a tile: acc{0,1}[r] += a[r] * b[0:2L) for the R rows (NV = 1: b[0:L) only).
+/// Inlined into the k loops, so the accumulators stay in registers.
+template <int R, int NV>
+__attribute__((always_inline)) inline void rank1(const float* ap, const float* bp, V::R* acc0,
+                                                 V::R* acc1) {
+  const V::R b0 = V::load(bp);
+  if constexpr (NV == 2) {
+    const V::R b1 = V::load(bp + V::kLanes);
     KILN_CPU_UNROLL
     for (int r = 0; r < R; ++r) {
       const V::R av = V::set1(ap[r]);
       acc0[r] = V::fma(av, b0, acc0[r]);
       acc1[r] = V::fma(av, b1, acc1[r]);
     }
+  } else {
+    KILN_CPU_UNROLL
+    for (int r = 0; r < R; ++r) acc0[r] = V::fma(V::set1(ap[r]), b0, acc0[r]);
+  }
+}
+
+template <int R, int NV, class Act>
+inline void micro(int64_t kc, const float* ap, const float* bp, float* c, int64_t ldc, int cols,
+                  bool accumulate, bool last, const Epilogue<Act>& e, int64_t m, int64_t n) {
+  // The row loops must unroll fully so the accumulators live in registers. NV = 1: the tile
+  // has at most L columns, so the second vector of the panel (all zeros) is not multiplied.
+  V::R acc0[R], acc1[R];
+  KILN_CPU_UNROLL
+  for (int r = 0; r < R; ++r) acc0[r] = acc1[r] = V::zero();
+  for (int64_t k = 0; k < kc; ++k) {
+    rank1<R, NV>(ap, bp, acc0, acc1);
     ap += kMR;
     bp += kNR;
   }
@@ -178,7 +192,34 @@ inline void micro_rows(int rows, int64_t kc, const float* ap, const float* bp, f
     if (rows < R)
       return micro_rows<R - 1>(rows, kc, ap, bp, c, ldc, cols, accumulate, last, e, m, n);
   }
-  micro<R>(kc, ap, bp, c, ldc, cols, accumulate, last, e, m, n);
+  if (cols <= V::kLanes)
+    micro<R, 1>(kc, ap, bp, c, ldc, cols, accumulate, last, e, m, n);
+  else
+    micro<R, 2>(kc, ap, bp, c, ldc, cols, accumulate, last, e, m, n);
+}
+
+/// How gemm_packed_a splits C[M, N] into work units: column blocks of `block` columns (a
+/// multiple of kNR, at most kNC) times row chunks of `m_chunk` rows (a multiple of kMR). With
+/// several threads the unit count is a multiple of the thread count and the units are as even
+/// as the tiles allow, so no thread is left with a larger share: rows are split when M > N
+/// (each chunk packs its own copy of the B block and the weights are read once), else columns,
+/// with rows split too when there are fewer column blocks than threads.
+struct GemmSplit {
+  int64_t block, m_chunk;
+};
+inline GemmSplit gemm_split(int64_t M, int64_t N, int threads) {
+  const int64_t strips = (M + kMR - 1) / kMR, panels = (N + kNR - 1) / kNR, T = threads;
+  if (T <= 1) return {kNC, strips * kMR};
+  auto even = [](int64_t parts, int64_t units) { return (parts + units - 1) / units; };
+  if (M > N && strips >= 2 * T) {
+    const int64_t units = T * even(strips, T * (kMC / kMR));
+    return {kNC, even(strips, units) * kMR};
+  }
+  const int64_t units = T * even(panels, T * (kNC / kNR));
+  const int64_t block = even(panels, units) * kNR, n_blocks = even(N, block);
+  int64_t m_chunk = strips * kMR;
+  if (n_blocks < T && strips >= 2 * T) m_chunk = even(strips, even(T, n_blocks)) * kMR;
+  return {block, m_chunk};
 }
 
 }  // namespace gemm_detail
@@ -213,19 +254,27 @@ constexpr int64_t packed_a_floats(int64_t M, int64_t K) {
   return ((M + kMR - 1) / kMR * kMR * K + 15) / 16 * 16;
 }
 
-/// Packs strips [s0, s1) of a row-major A (element (m, k) at a[m * lda + k]): strip s holds
-/// rows [s * kMR, s * kMR + kMR) as dst[s * K * kMR + k * kMR + r], zero past M.
+/// Where element (row r of strip s, k) of a packed A lies. The layout is k-block major: the
+/// rows [k0, k0 + kc) of all strips (k0 a multiple of kKC, kc = min(kKC, K - k0)) are one
+/// contiguous run, strip after strip ([strip][kc][kMR]), so the driver streams A in the order
+/// it reads it (one k block of every strip) and the prefetchers see one sequential stream.
+constexpr int64_t packed_a_index(int64_t M, int64_t K, int64_t s, int64_t k, int64_t r) {
+  const int64_t k0 = k / kKC * kKC, kc = K - k0 < kKC ? K - k0 : kKC;
+  return k0 * ((M + kMR - 1) / kMR * kMR) + (s * kc + (k - k0)) * kMR + r;
+}
+
+/// Packs strips [s0, s1) of a row-major A (element (m, k) at a[m * lda + k]) into the layout
+/// of packed_a_index, zero past M.
 inline void pack_a_strips(const float* a, int64_t lda, int64_t M, int64_t K, int64_t s0,
                           int64_t s1, float* dst) {
   for (int64_t s = s0; s < s1; ++s) {
-    float* d = dst + s * K * kMR;
     const int64_t rows = M - s * kMR < kMR ? M - s * kMR : kMR;
     for (int64_t r = 0; r < kMR; ++r) {
-      if (r < rows) {
-        const float* src = a + (s * kMR + r) * lda;
-        for (int64_t k = 0; k < K; ++k) d[k * kMR + r] = src[k];
-      } else {
-        for (int64_t k = 0; k < K; ++k) d[k * kMR + r] = 0.0f;
+      const float* src = r < rows ? a + (s * kMR + r) * lda : nullptr;
+      for (int64_t k0 = 0; k0 < K; k0 += kKC) {
+        const int64_t kc = K - k0 < kKC ? K - k0 : kKC;
+        float* d = dst + packed_a_index(M, K, s, k0, r);
+        for (int64_t k = 0; k < kc; ++k) d[k * kMR] = r < rows ? src[k0 + k] : 0.0f;
       }
     }
   }
@@ -251,27 +300,9 @@ inline void gemm_packed_a(int64_t M, int64_t N, int64_t K, const float* ap, Pane
                           float* c, int64_t ldc, const Epilogue<Act>& e, float* scratch,
                           ThreadPool* pool) {
   if (M <= 0 || N <= 0) return;
-  const int threads = pool ? pool->size() : 1;
-  // Units: with several threads, split the larger operand's side so that the smaller one is
-  // what each unit reads again: row chunks when M > N (each chunk packs its own copy of the B
-  // block; the weights are read once), else column blocks narrower than kNC (each reads all of
-  // A), with row chunks added only if there are still fewer blocks than threads.
-  int64_t block = kNC;
-  int64_t m_chunk = (M + kMR - 1) / kMR * kMR;
-  const int64_t want = 2 * int64_t(threads);
-  if (threads > 1 && M > N && M > kMC) {
-    m_chunk = ((M + want - 1) / want + kMR - 1) / kMR * kMR;
-    if (m_chunk < kMC) m_chunk = kMC;
-  } else if (threads > 1) {
-    const int64_t w = ((N + want - 1) / want + kNR - 1) / kNR * kNR;
-    if (w < block) block = w;
-  }
+  const gemm_detail::GemmSplit split = gemm_detail::gemm_split(M, N, pool ? pool->size() : 1);
+  const int64_t block = split.block, m_chunk = split.m_chunk;
   const int64_t n_blocks = (N + block - 1) / block;
-  if (threads > 1 && n_blocks < threads && M > kMC && m_chunk >= M) {
-    const int64_t split = (threads + n_blocks - 1) / n_blocks;
-    m_chunk = ((M + split - 1) / split + kMR - 1) / kMR * kMR;
-    if (m_chunk < kMC) m_chunk = kMC;
-  }
   const int64_t m_blocks = (M + m_chunk - 1) / m_chunk;
   parallel_for(pool, n_blocks * m_blocks, [&](int64_t unit, int tid) {
     const int64_t n0 = (unit / m_blocks) * block, mb0 = (unit % m_blocks) * m_chunk;
@@ -288,7 +319,7 @@ inline void gemm_packed_a(int64_t M, int64_t N, int64_t K, const float* ap, Pane
         const float* bj = bp.p + (j / kNR) * bp.stride;
         for (int64_t m = mb0; m < mb1; m += kMR) {
           const int rows = int(mb1 - m < kMR ? mb1 - m : kMR);
-          gemm_detail::micro_rows<kMR>(rows, kc, ap + (m * K + k0 * kMR), bj,
+          gemm_detail::micro_rows<kMR>(rows, kc, ap + packed_a_index(M, K, m / kMR, k0, 0), bj,
                                        c + m * ldc + n0 + j, ldc, cols, accumulate, last, e, m,
                                        n0 + j);
         }

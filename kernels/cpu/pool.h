@@ -51,6 +51,28 @@ inline float max_pool_slow(const Pool2dShape& s, const float* xp, int64_t oh, in
                         : -std::numeric_limits<float>::infinity();
 }
 
+/// L outputs of a stride-2, dilation-1 row from ow0 on, all taps' columns inside the row
+/// (ow0 * 2 - PW >= 0 and the last pair load ends inside it): taps j and j + 1 are the even and
+/// odd floats of one pair of loads at column ow0 * 2 - PW + j. NaN taps are skipped (max(x,
+/// best) keeps best); rows outside the input are skipped.
+inline void max_pool_stride2_block(const Pool2dShape& s, const float* xp, int64_t oh,
+                                   int64_t ow0, float* y) {
+  constexpr int L = V::kLanes;
+  V::R m = V::set1(-std::numeric_limits<float>::infinity());
+  for (int64_t i = 0; i < s.KH; ++i) {
+    const int64_t ih = oh * s.SH - s.PH + i * s.DH;
+    if (ih < 0 || ih >= s.H) continue;
+    const float* p = xp + ih * s.W + ow0 * 2 - s.PW;
+    for (int64_t j = 0; j < s.KW; j += 2) {
+      V::R even, odd;
+      V::deinterleave2(V::load(p + j), V::load(p + j + L), &even, &odd);
+      m = V::max(even, m);
+      if (j + 1 < s.KW) m = V::max(odd, m);
+    }
+  }
+  V::store(y, m);
+}
+
 }  // namespace pool_detail
 
 inline void max_pool2d_f32(const Pool2dShape& s, const float* x, float* y, ThreadPool* pool) {
@@ -63,7 +85,27 @@ inline void max_pool2d_f32(const Pool2dShape& s, const float* x, float* y, Threa
       float* yr = yp + oh * s.OW;
       if (s.SW != 1) {
         // Strided: each output's taps reduced in a register, no read-modify-write of y.
+        // Stride 2, dilation 1: blocks of L outputs whose loads stay inside the row run as
+        // vectors (pairs of loads split into even and odd taps); the rest run scalar.
+        int64_t vlo = s.OW, vhi = s.OW;  // vector blocks start in [vlo, vhi]
+        if (s.SW == 2 && s.DW == 1) {
+          const int64_t jlast = (s.KW - 1) & ~int64_t(1);
+          vlo = (s.PW + 1) / 2;
+          vhi = (s.W - 2 * L - jlast + s.PW) / 2;  // last block start with in-row loads
+          if (vhi > s.OW - L) vhi = s.OW - L;
+          if (vhi < vlo) vlo = vhi = s.OW;
+        }
         for (int64_t ow = 0; ow < s.OW; ++ow) {
+          if (ow == vlo) {
+            // Blocks at vlo, vlo + L, ..., and one last block ending at vhi + L (max is
+            // idempotent, so an overlap is harmless).
+            for (int64_t b = vlo;; b = b + L < vhi ? b + L : vhi) {
+              pool_detail::max_pool_stride2_block(s, xp, oh, b, yr + b);
+              if (b == vhi) break;
+            }
+            ow = vhi + L - 1;
+            continue;
+          }
           float m = ninf;
           for (int64_t i = 0; i < s.KH; ++i) {
             const int64_t ih = oh * s.SH - s.PH + i * s.DH;
@@ -76,8 +118,10 @@ inline void max_pool2d_f32(const Pool2dShape& s, const float* x, float* y, Threa
               m = v > m ? v : m;  // NaN taps are skipped
             }
           }
-          yr[ow] = m == ninf ? pool_detail::max_pool_slow(s, xp, oh, ow) : m;
+          yr[ow] = m;
         }
+        for (int64_t ow = 0; ow < s.OW; ++ow)
+          if (yr[ow] == ninf) yr[ow] = pool_detail::max_pool_slow(s, xp, oh, ow);
         continue;
       }
       for (int64_t ow = 0; ow < s.OW; ++ow) yr[ow] = ninf;

@@ -237,6 +237,18 @@ inline void copy_floats(float* d, const float* s, int64_t n) {
   if (i < n) V::store(d + i, V::load(s + i, int(n - i)), int(n - i));
 }
 
+/// d[u] = s[2 * u] for u in [0, n), reading no further than s[2 * n - 2]: pairs of loads split
+/// into their even floats while a whole pair lies inside, then scalar.
+inline void copy_floats_stride2(float* d, const float* s, int64_t n) {
+  int64_t u = 0;
+  for (; u + V::kLanes < n; u += V::kLanes) {
+    V::R even, odd;
+    V::deinterleave2(V::load(s + 2 * u), V::load(s + 2 * u + V::kLanes), &even, &odd);
+    V::store(d + u, even);
+  }
+  for (; u < n; ++u) d[u] = s[2 * u];
+}
+
 /// d[0:n) = 0.
 inline void zero_floats(float* d, int64_t n) {
   int64_t i = 0;

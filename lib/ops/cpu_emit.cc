@@ -38,12 +38,17 @@ int64_t packedAFloats(int64_t M, int64_t K, const Tiles& t) {
   return ((M + t.mr - 1) / t.mr * t.mr * K + 15) / 16 * 16;
 }
 
-/// pack_a of kernels/cpu/gemm.h: strips of mr rows, each [K][mr], zero past M.
+/// pack_a of kernels/cpu/gemm.h: strips of mr rows, zero past M, k-block major (the layout of
+/// its packed_a_index: rows [k0, k0 + kc) of every strip, strip after strip, then the next block).
 void packA(const float* a, int64_t lda, int64_t M, int64_t K, const Tiles& t, float* dst) {
+  const int64_t kKC = 256, mpad = (M + t.mr - 1) / t.mr * t.mr;
   for (int64_t s = 0; s * t.mr < M; ++s)
     for (int64_t r = 0; r < t.mr; ++r) {
       const int64_t m = s * t.mr + r;
-      for (int64_t k = 0; k < K; ++k) dst[(s * K + k) * t.mr + r] = m < M ? a[m * lda + k] : 0.0f;
+      for (int64_t k = 0; k < K; ++k) {
+        const int64_t k0 = k / kKC * kKC, kc = std::min(kKC, K - k0);
+        dst[k0 * mpad + (s * kc + k - k0) * t.mr + r] = m < M ? a[m * lda + k] : 0.0f;
+      }
     }
 }
 
@@ -115,6 +120,27 @@ void emitPackedB(EmitContext& ctx, int64_t rows, int64_t N, int64_t K, const flo
                    N, K, ctx.input(0), K, bp, ctx.output(0), N, epi, scratch, ctx.threadPool()));
 }
 
+/// Padded planes larger than this (floats, 4 MiB) take the im2col path: its scratch stays one
+/// block per thread.
+constexpr int64_t kDirectConvMaxPlaneFloats = int64_t(1) << 20;
+
+/// kiln_cpu::conv_direct_detail::planes_of(s).floats for s = [N, C, H, W, M, KH, KW, OH, OW, SH,
+/// SW, DH, DW, PH, PW, group]: the phase planes of one group's channels, then nr zeros.
+int64_t directConvPlaneFloats(const std::vector<int64_t>& s, int64_t nr) {
+  const int64_t needH = (s[7] - 1) * s[9] + (s[5] - 1) * s[11] + 1;
+  const int64_t needW = (s[8] - 1) * s[10] + (s[6] - 1) * s[12] + 1;
+  const int64_t Hq = (needH + s[9] - 1) / s[9], Wq = (needW + s[10] - 1) / s[10];
+  return ((s[1] / s[15]) * s[9] * s[10] * Hq * Wq + nr + 15) / 16 * 16;
+}
+
+/// kiln_cpu::conv2d_direct_applies: more than one tap and at most 64, begin pads inside the
+/// kernel's extent, planes within the budget.
+bool directConvApplies(const std::vector<int64_t>& s, int64_t nr) {
+  const int64_t taps = s[5] * s[6];
+  return taps > 1 && taps <= 64 && s[13] <= (s[5] - 1) * s[11] && s[14] <= (s[6] - 1) * s[12] &&
+         directConvPlaneFloats(s, nr) <= kDirectConvMaxPlaneFloats;
+}
+
 }  // namespace
 
 Expected<bool> emitCpuConv(const Node& n, EmitContext& ctx, bool fused) {
@@ -184,8 +210,36 @@ Expected<bool> emitCpuConv(const Node& n, EmitContext& ctx, bool fused) {
   const Tiles tiles = tilesFor(target);
   const int64_t Mg = wd[0] / group, K = wt->numElements() / wd[0];
   const int64_t perGroup = packedAFloats(Mg, K, tiles);
-  std::vector<float> packed(size_t(perGroup * group), 0.0f);
   const float* wsrc = wt->data<float>();
+  if (directConvApplies(s, tiles.nr)) {
+    // kiln_cpu::conv2d_direct_scratch_floats: one group's phase planes, then a tile per thread.
+    const int64_t floats =
+        directConvPlaneFloats(s, tiles.nr) + int64_t(ctx.threads()) * tiles.mr * tiles.nr;
+    // Weights in strips of mr rows, each strip's whole K contiguous:
+    // kiln_cpu::conv2d_direct_pack_weights.
+    const int64_t per = ((Mg + tiles.mr - 1) / tiles.mr * tiles.mr * K + 15) / 16 * 16;
+    std::vector<float> dpacked(size_t(per * group), 0.0f);
+    for (int64_t g = 0; g < group; ++g)
+      for (int64_t m = 0; m < Mg; ++m)
+        for (int64_t k = 0; k < K; ++k)
+          dpacked[size_t(g * per + ((m / tiles.mr) * K + k) * tiles.mr + m % tiles.mr)] =
+              wsrc[(g * Mg + m) * K + k];
+    std::string dwp =
+        ctx.derivedWeight(Tensor::fromVector(DType::F32, {int64_t(dpacked.size())}, dpacked));
+    useCpuHeaders(ctx, "kiln_cpu/conv_direct.h");
+    ctx.call("kiln_cpu::conv2d_direct_f32__" + tileName(target),
+             tileCheck(target) +
+                 fmt::format("static_assert(kiln_cpu::conv2d_direct_applies({0}, {7}) && "
+                             "kiln_cpu::conv2d_direct_scratch_floats({0}, {8}) == {9} && "
+                             "kiln_cpu::conv2d_direct_packed_weight_floats({0}) == {11}, \"kiln and "
+                             "kiln_cpu disagree on the direct conv\"); "
+                             "kiln_cpu::conv2d_direct_f32({0}, {1}, {2}, {3}, {4}, {5}, {6}, {10});",
+                             shape, ctx.input(0), dwp, bias, ctx.output(0), epi,
+                             floatScratch(ctx, floats), kDirectConvMaxPlaneFloats, ctx.threads(),
+                             floats, ctx.threadPool(), per * group));
+    return true;
+  }
+  std::vector<float> packed(size_t(perGroup * group), 0.0f);
   for (int64_t g = 0; g < group; ++g)
     packA(wsrc + g * Mg * K, K, Mg, K, tiles, packed.data() + g * perGroup);
   std::string wp =

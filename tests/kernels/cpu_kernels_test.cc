@@ -1,5 +1,5 @@
 // Tests of the optimized f32 CPU kernels (kernels/cpu: GEMM, batched MatMul, conv, depthwise
-// conv, max pool) against the reference kernels (kernels/ref) on shapes at the edges of the
+// conv) against the reference kernels (kernels/ref) on shapes at the edges of the
 // register and cache tiles. Built once per SIMD layer (AVX-512, AVX2, portable);
 // KILN_EXPECT_ISA names the one this binary must have. Exact data must match kiln_ref bit for
 // bit, random data within a dot product's rounding bound (cpu_kernels_check.h);
@@ -21,14 +21,13 @@
 
 #include "cpu_kernels_check.h"
 #include "kiln_cpu/conv.h"
+#include "kiln_cpu/conv_direct.h"
 #include "kiln_cpu/gemm.h"
 #include "kiln_cpu/parallel.h"
-#include "kiln_cpu/pool.h"
 #include "kiln_ref/activation.h"
 #include "kiln_ref/conv.h"
 #include "kiln_ref/epilogue.h"
 #include "kiln_ref/gemm.h"
-#include "kiln_ref/pool.h"
 
 #ifndef KILN_EXPECT_ISA
 #error "build with -DKILN_EXPECT_ISA=\"avx512\" / \"avx2\" / \"generic\""
@@ -333,6 +332,30 @@ void checkConv(const ConvCase& c, Act act, bool with_bias, bool with_residual, D
   for (int t = 1; t <= 3; ++t)
     EXPECT_TRUE(identical(base, runConv(threadPool(t)))) << t << " threads";
 
+  if (kiln_cpu::conv2d_direct_applies(s, int64_t(1) << 20)) {
+    // Without im2col, on its own packing: its own k order (all of K in registers), so
+    // near the reference, and bit-identical across thread counts.
+    const int64_t dpacked = kiln_cpu::conv2d_direct_packed_weight_floats(s);
+    Vec wd(size_t(dpacked + kGuard), kSentinel);
+    kiln_cpu::conv2d_direct_pack_weights(s, w.data(), wd.data());
+    EXPECT_TRUE(untouched(wd, 0, 0, 0, dpacked)) << "conv2d_direct_pack_weights";
+    auto runDirect = [&](kiln_cpu::ThreadPool* p) {
+      const int64_t used = kiln_cpu::conv2d_direct_scratch_floats(s, p ? p->size() : 1);
+      Vec y(size_t(y_floats + kGuard), kSentinel), scratch(size_t(used + kGuard), kSentinel);
+      kiln_cpu::conv2d_direct_f32(s, x.data(), wd.data(), bp, y.data(), e, scratch.data(), p);
+      EXPECT_TRUE(untouched(y, 0, 0, 0, y_floats)) << "conv2d_direct_f32 output";
+      EXPECT_TRUE(untouched(scratch, 0, 0, 0, used)) << "conv2d_direct_f32 scratch";
+      return y;
+    };
+    const Vec direct = runDirect(nullptr);
+    EXPECT_TRUE(near(want, direct, c.N * c.M, P, P, tolp)) << "conv2d_direct_f32";
+    for (int t = 1; t <= 3; ++t)
+      EXPECT_TRUE(identical(direct, runDirect(threadPool(t)))) << "direct, " << t << " threads";
+  } else {
+    EXPECT_FALSE(c.KH * c.KW > 1 && c.pt <= (c.KH - 1) * c.DH && c.pl <= (c.KW - 1) * c.DW)
+        << "a case the direct conv should take";
+  }
+
   if (c.group == c.C && c.M == c.C) {
     // With scratch for 3 threads (the phase-plane path), and without (the plain loops).
     const int64_t per = kiln_cpu::depthwise_scratch_floats(s);
@@ -370,6 +393,17 @@ const ConvCase kConvCases[] = {
   {"5x5_s2_d12_asym",   2,  4, 13, 15,  6, 5, 5, 2, 2, 1, 2, 1, 2, 2, 1, 1},
   {"7x7_s2_p3_stem",    2,  3, 23, 21, 16, 7, 7, 2, 2, 1, 1, 3, 3, 3, 3, 1},
   {"7x7_d2",            2,  2, 19, 17,  5, 7, 7, 1, 1, 2, 2, 4, 6, 6, 4, 1},
+  // The direct conv: flat blocks across row ends, M past a strip, K past kKC, end pads.
+  {"3x3_s1_p1_wide",    1,  5,  6, 58, 14, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},
+  {"3x3_s1_p0_tall",    2,  3, 20,  7, 25, 3, 3, 1, 1, 1, 1, 0, 0, 0, 0, 1},
+  {"3x3_d2_K>kKC",      1, 31,  9, 10, 13, 3, 3, 1, 1, 2, 2, 2, 2, 2, 2, 1},
+  {"5x5_p1_end_pad",    1,  2, 12, 11,  3, 5, 5, 1, 1, 1, 1, 1, 2, 4, 3, 1},
+  {"3x3_s3x2_wide",     1,  3, 13, 70, 13, 3, 3, 3, 2, 1, 1, 1, 1, 1, 0, 1},
+  {"3x3_s2_d2_odd_pad", 1,  4, 15, 45,  7, 3, 3, 2, 2, 2, 2, 3, 1, 0, 2, 1},
+  // Stride-2 rows wide enough for copy_floats_stride2's vector pairs.
+  {"7x7_s2_p3_wide",    1,  3,  9, 112, 16, 7, 7, 2, 2, 1, 1, 3, 3, 3, 3, 1},
+  {"3x3_s2_p1_wide",    1,  4,  6, 75,  8, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 1},
+  {"1x1_s2_wide",       1,  8,  4, 56, 12, 1, 1, 2, 2, 1, 1, 0, 0, 0, 0, 1},
   {"1x7",               2,  4,  9, 13,  6, 1, 7, 1, 1, 1, 1, 0, 3, 0, 3, 1},
   {"group2_3x3",        2,  8,  9,  7, 12, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 2},
   {"group2_1x1",        2,  6,  5,  9, 10, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 2},
@@ -484,88 +518,5 @@ TEST(CpuKernels, MatmulBatchedBroadcast) {
     }
   }
 }
-
-// ---------------------------------------------------------------------------------------------
-// Max pooling
-
-struct PoolCase {
-  const char* name;
-  int64_t H, W, KH, KW, SH, SW, DH, DW;
-  int64_t pt, pl, pb, pr;
-  int64_t extra;  // outputs past floor mode's (ceil_mode: windows that start in the end pad)
-};
-
-void PrintTo(const PoolCase& c, std::ostream* os) {
-  *os << c.name;
-}
-
-/// Same bits, or both NaN (a -0 must stay -0: MaxPool keeps the first of equal taps).
-::testing::AssertionResult sameValues(const Vec& want, const Vec& got) {
-  for (size_t i = 0; i < want.size(); ++i)
-    if (!(std::isnan(want[i]) && std::isnan(got[i])) &&
-        std::memcmp(&want[i], &got[i], sizeof(float)) != 0)
-      return ::testing::AssertionFailure()
-             << "element " << i << ": want " << want[i] << " got " << got[i];
-  return ::testing::AssertionSuccess();
-}
-
-// clang-format off
-const PoolCase kPoolCases[] = {
-  // name            H   W  KH KW SH SW DH DW pt pl pb pr extra
-  {"2x2_s2_odd",     9, 11, 2, 2, 2, 2, 1, 1, 0, 0, 0, 0, 0},
-  {"3x3_s1_p1_wide", 7, 37, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 0},
-  {"3x3_s2_p1",     13, 15, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 0},
-  {"3x3_s2_ceil",   12, 10, 3, 3, 2, 2, 1, 1, 0, 0, 0, 0, 1},
-  {"5x5_s1_p2_spp", 11, 13, 5, 5, 1, 1, 1, 1, 2, 2, 2, 2, 0},
-  {"3x3_d2_asym",   10, 12, 3, 3, 1, 1, 2, 2, 2, 0, 0, 2, 0},
-  {"2x2_pad_only",   5,  6, 2, 2, 1, 1, 1, 1, 2, 2, 0, 0, 0},
-  {"7x7_global",     7,  7, 7, 7, 1, 1, 1, 1, 0, 0, 0, 0, 0},
-  {"1d_k3_s1_p1",    1, 50, 1, 3, 1, 1, 1, 1, 0, 1, 0, 1, 0},
-  {"1d_k4_s2",       1, 41, 1, 4, 1, 2, 1, 1, 0, 1, 0, 2, 0},
-};
-// clang-format on
-
-class PoolCases : public ::testing::TestWithParam<PoolCase> {};
-
-// Planes of plain values, all NaN, -inf with NaNs, signed zeros, and values with NaNs: the
-// reference's NaN rules (ignored unless every tap is NaN) and first-of-equal-taps ties.
-TEST_P(PoolCases, MaxPoolMatchesReference) {
-  KILN_REQUIRE_ISA();
-  const PoolCase& c = GetParam();
-  const int64_t planes = 6, HW = c.H * c.W;
-  const int64_t OH = (c.H + c.pt + c.pb - c.DH * (c.KH - 1) - 1) / c.SH + 1 + (c.H > 1) * c.extra;
-  const int64_t OW = (c.W + c.pl + c.pr - c.DW * (c.KW - 1) - 1) / c.SW + 1 + c.extra;
-  const float nan = std::nanf(""), inf = std::numeric_limits<float>::infinity();
-  Rng rng{31};
-  Vec x = filled(planes * HW, Data::kExact, rng);
-  for (int64_t i = 0; i < HW; ++i) {
-    x[size_t(HW + i)] = nan;
-    x[size_t(2 * HW + i)] = i % 3 == 0 ? nan : -inf;
-    x[size_t(3 * HW + i)] = (rng.next() & 1) ? -0.0f : 0.0f;
-    if (i % 4 == 1) x[size_t(4 * HW + i)] = nan;
-  }
-  const bool one_d = c.H == 1 && c.KH == 1;
-  const int64_t in2[] = {c.H, c.W}, k2[] = {c.KH, c.KW}, o2[] = {OH, OW}, s2[] = {c.SH, c.SW};
-  const int64_t d2[] = {c.DH, c.DW}, p2[] = {c.pt, c.pl, c.pb, c.pr}, p1[] = {c.pl, c.pr};
-  const int o = one_d ? 1 : 0;
-  Vec want(static_cast<size_t>(planes * OH * OW));
-  kiln_ref::max_pool<float>(one_d ? 1 : 2, planes, in2 + o, k2 + o, o2 + o, s2 + o, d2 + o,
-                            one_d ? p1 : p2, x.data(), want.data(), nullptr, 0);
-  const kiln_cpu::Pool2dShape s{planes, c.H,  c.W,  c.KH, c.KW, OH,  OW,
-                                c.SH,   c.SW, c.DH, c.DW, c.pt, c.pl};
-  auto run = [&](kiln_cpu::ThreadPool* p) {
-    Vec y(static_cast<size_t>(planes * OH * OW + kGuard), kSentinel);
-    kiln_cpu::max_pool2d_f32(s, x.data(), y.data(), p);
-    EXPECT_TRUE(untouched(y, 0, 0, 0, planes * OH * OW)) << "max_pool2d_f32 output";
-    return y;
-  };
-  Vec base = run(nullptr);
-  for (int t = 1; t <= 3; ++t) EXPECT_TRUE(identical(base, run(threadPool(t)))) << t << " threads";
-  base.resize(want.size());
-  EXPECT_TRUE(sameValues(want, base));
-}
-
-INSTANTIATE_TEST_SUITE_P(CpuKernels, PoolCases, ::testing::ValuesIn(kPoolCases),
-                         [](const auto& info) { return std::string(info.param.name); });
 
 }  // namespace

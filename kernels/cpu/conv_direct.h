@@ -1,0 +1,251 @@
+// kiln optimized CPU kernels: f32 2-D convolution without im2col (NCHW; 1-D as H = 1). The
+// input of each channel group is copied once into zero-padded phase planes: the padded plane
+// split by (row % SH, column % SW) into SH x SW planes of Hq x Wq (one plane at stride 1, of Wq
+// = OW + (KW - 1) * DW columns). In them every output pixel (oh, ow) has one flat index f = oh *
+// Wq + ow, and tap (c, i, j) of every output reads channel c's phase plane of (i * DH % SH, j *
+// DW % SW) at f + (i * DH / SH) * Wq + j * DW / SW: a block of kNR consecutive flat outputs
+// reads kNR consecutive floats. So the microkernel takes its B vectors straight from the
+// planes; nothing is packed per block, where im2col writes KH * KW copies of the input. The Wq
+// - OW columns past each output row are computed and dropped (2 of 58 for a 56-wide 3x3 layer).
+//
+// A is the weights packed at compile time in strips of kMR output channels, each strip's whole K
+// contiguous (conv2d_direct_pack_weights). Each tile of kMR output channels x kNR flat outputs
+// runs the whole K in registers, k ascending, then gets the epilogue (bias, residual,
+// activation) on its way to y. Work is split over tiles only, so results do not depend on the
+// thread count.
+#pragma once
+
+#include <cstdint>
+
+#include "conv.h"
+
+namespace kiln_cpu {
+
+namespace conv_direct_detail {
+
+/// Geometry of the phase planes of one channel group.
+struct Planes {
+  int64_t Hq, Wq, plane;  // one phase plane: plane = Hq * Wq
+  int64_t channel;        // floats per channel: SH * SW planes
+  int64_t flat;           // flat outputs computed: (OH - 1) * Wq + OW
+  int64_t floats;         // the planes of Cg channels, then kNR zeros read past the last
+};
+
+constexpr Planes planes_of(const Conv2dShape& s) {
+  Planes p{};
+  const int64_t needH = (s.OH - 1) * s.SH + (s.KH - 1) * s.DH + 1;
+  const int64_t needW = (s.OW - 1) * s.SW + (s.KW - 1) * s.DW + 1;
+  p.Hq = (needH + s.SH - 1) / s.SH;
+  p.Wq = (needW + s.SW - 1) / s.SW;
+  p.plane = p.Hq * p.Wq;
+  p.channel = s.SH * s.SW * p.plane;
+  p.flat = (s.OH - 1) * p.Wq + s.OW;
+  p.floats = ((s.C / s.group) * p.channel + kNR + 15) / 16 * 16;
+  return p;
+}
+
+/// Channel xc's input [H, W] into its phase planes pc (zeroed first): padded row r = ih + PH to
+/// row r / SH of the planes of phase r % SH, padded column q = iw + PW likewise; padding the
+/// outputs never read is left out.
+inline void fill_planes(const Conv2dShape& s, const Planes& d, const float* xc, float* pc) {
+  constexpr int L = V::kLanes;
+  zero_floats(pc, d.channel);
+  const int64_t rows = d.Hq * s.SH - s.PH < s.H ? d.Hq * s.SH - s.PH : s.H;
+  const int64_t cols = d.Wq * s.SW - s.PW < s.W ? d.Wq * s.SW - s.PW : s.W;
+  int64_t rm = s.PH % s.SH, rq = s.PH / s.SH;
+  for (int64_t ih = 0; ih < rows; ++ih, rq += ++rm == s.SH, rm = rm == s.SH ? 0 : rm) {
+    float* prow = pc + rm * s.SW * d.plane + rq * d.Wq;
+    const float* xr = xc + ih * s.W;
+    if (s.SW == 1) {
+      copy_floats(prow + s.PW, xr, cols);
+      continue;
+    }
+    int64_t k = 0;
+    if (s.SW == 2) {  // even columns to one plane, odd to the other, 2L at a time
+      float* de = prow + (s.PW % 2) * d.plane + s.PW / 2;
+      float* dd = prow + ((s.PW + 1) % 2) * d.plane + (s.PW + 1) / 2;
+      for (; 2 * k + 2 * L <= cols; k += L) {
+        V::R ev, od;
+        V::deinterleave2(V::load(xr + 2 * k), V::load(xr + 2 * k + L), &ev, &od);
+        V::store(de + k, ev);
+        V::store(dd + k, od);
+      }
+      k *= 2;
+    }
+    int64_t qm = (k + s.PW) % s.SW, qd = (k + s.PW) / s.SW;
+    for (int64_t iw = k; iw < cols; ++iw) {
+      prow[qm * d.plane + qd] = xr[iw];
+      if (++qm == s.SW) {
+        qm = 0;
+        ++qd;
+      }
+    }
+  }
+}
+
+/// y[0:n) = act(src[0:n) + *bias + residual[0:n)) (bias and residual may be null: skipped, as
+/// gemm.h's epilogue skips them), vectors with masks.
+template <class Act>
+inline void finish_run(const float* src, float* y, const float* residual, int64_t n,
+                       const float* bias, const Act& act) {
+  constexpr int L = V::kLanes;
+  const V::R vb = V::set1(bias ? *bias : 0.0f);
+  for (int64_t u = 0; u < n; u += L) {
+    const int c = int(n - u < L ? n - u : L);
+    V::R v = V::load(src + u, c);
+    if (bias) v = V::add(v, vb);
+    if (residual) v = V::add(v, V::load(residual + u, c));
+    V::store(y + u, ActInRegister<Act>::apply(act, v), c);
+    if (!ActInRegister<Act>::kYes)
+      for (int t = 0; t < c; ++t) y[u + t] = act(y[u + t]);
+  }
+}
+
+/// One tile: the strip of packed weights `ap` (kMR rows, [K][kMR]) times the flat outputs [f,
+/// f + kNR) of the planes `xp`, into tile[r * kNR + col] for its first R rows. NV = 1 when at
+/// most L of the columns are wanted. Row k of B (channel c, tap t) is at xp + c * channel +
+/// tap[t].
+template <int R, int NV>
+inline void tile(int64_t K, const float* ap, const float* xp, int64_t channel, const int64_t* tap,
+                 int64_t taps, float* out) {
+  constexpr int L = V::kLanes;
+  V::R acc0[R], acc1[R];
+  KILN_CPU_UNROLL
+  for (int r = 0; r < R; ++r) acc0[r] = acc1[r] = V::zero();
+  const float* xc = xp;
+  for (int64_t k = 0, t = 0; k < K; ++k, ap += kMR) {
+    const float* bp = xc + tap[t];
+    if (++t == taps) {
+      t = 0;
+      xc += channel;
+    }
+    gemm_detail::rank1<R, NV>(ap, bp, acc0, acc1);
+  }
+  KILN_CPU_UNROLL
+  for (int r = 0; r < R; ++r) {
+    V::store(out + r * kNR, acc0[r]);
+    if constexpr (NV == 2) V::store(out + r * kNR + L, acc1[r]);
+  }
+}
+
+template <int R>
+inline void tile_rows(int rows, bool narrow, int64_t K, const float* ap, const float* xp,
+                      int64_t channel, const int64_t* tap, int64_t taps, float* out) {
+  if constexpr (R > 1) {
+    if (rows < R) return tile_rows<R - 1>(rows, narrow, K, ap, xp, channel, tap, taps, out);
+  }
+  if (narrow)
+    tile<R, 1>(K, ap, xp, channel, tap, taps, out);
+  else
+    tile<R, 2>(K, ap, xp, channel, tap, taps, out);
+}
+
+}  // namespace conv_direct_detail
+
+/// Whether conv2d_direct_f32 takes this shape: a kernel wider than 1x1, at most 64 taps, begin
+/// pads inside the kernel's extent, and planes of at most `max_plane_floats` floats (the
+/// caller's memory budget).
+constexpr bool conv2d_direct_applies(const Conv2dShape& s, int64_t max_plane_floats) {
+  return s.KH * s.KW > 1 && s.KH * s.KW <= 64 &&
+         s.PH <= (s.KH - 1) * s.DH && s.PW <= (s.KW - 1) * s.DW &&
+         conv_direct_detail::planes_of(s).floats <= max_plane_floats;
+}
+
+/// Floats of conv2d_direct_f32's packed weights: per group, strips of kMR rows, each [K][kMR]
+/// (strip-major: a tile reads its strip's whole K as one stream), rounded up to 64 bytes.
+constexpr int64_t conv2d_direct_packed_weight_floats(const Conv2dShape& s) {
+  const int64_t Mg = s.M / s.group, K = s.C / s.group * s.KH * s.KW;
+  return s.group * (((Mg + kMR - 1) / kMR * kMR * K + 15) / 16 * 16);
+}
+
+/// Packs conv weights w [M, C/group, KH, KW] for conv2d_direct_f32 (done at compile time):
+/// element (row r of strip q, k) of group g at g * (per group) + (q * K + k) * kMR + r, zero past
+/// the group's rows.
+inline void conv2d_direct_pack_weights(const Conv2dShape& s, const float* w, float* dst) {
+  const int64_t G = s.group, Mg = s.M / G, K = s.C / G * s.KH * s.KW;
+  const int64_t per = conv2d_direct_packed_weight_floats(s) / G;
+  for (int64_t g = 0; g < G; ++g)
+    for (int64_t q = 0; q * kMR < Mg; ++q)
+      for (int64_t r = 0; r < kMR; ++r) {
+        const int64_t m = q * kMR + r;
+        float* d = dst + g * per + q * K * kMR + r;
+        for (int64_t k = 0; k < K; ++k) d[k * kMR] = m < Mg ? w[(g * Mg + m) * K + k] : 0.0f;
+      }
+}
+
+/// Scratch floats conv2d_direct_f32 needs: the phase planes of one group, then one kMR x kNR
+/// tile per thread.
+constexpr int64_t conv2d_direct_scratch_floats(const Conv2dShape& s, int threads) {
+  return conv_direct_detail::planes_of(s).floats + int64_t(threads) * kMR * kNR;
+}
+
+/// The same convolution as conv2d_f32 (bias, epilogue, y) for shapes where
+/// conv2d_direct_applies, with weights from conv2d_direct_pack_weights; scratch:
+/// conv2d_direct_scratch_floats.
+template <class Act>
+inline void conv2d_direct_f32(const Conv2dShape& s, const float* x, const float* w_packed,
+                              const float* bias, float* y, const Epilogue<Act>& e, float* scratch,
+                              ThreadPool* pool) {
+  const conv_direct_detail::Planes d = conv_direct_detail::planes_of(s);
+  const int64_t G = s.group, Cg = s.C / G, Mg = s.M / G;
+  const int64_t taps = s.KH * s.KW, K = Cg * taps, P = s.OH * s.OW;
+  int64_t tap[64];
+  for (int64_t t = 0; t < taps; ++t) {
+    const int64_t ri = (t / s.KW) * s.DH, cj = (t % s.KW) * s.DW;
+    tap[t] = ((ri % s.SH) * s.SW + cj % s.SW) * d.plane + (ri / s.SH) * d.Wq + cj / s.SW;
+  }
+  float* xp = scratch;
+  float* tiles = scratch + d.floats;
+  for (int64_t n = 0; n < s.N; ++n)
+    for (int64_t g = 0; g < G; ++g) {
+      const float* xg = x + (n * s.C + g * Cg) * s.H * s.W;
+      parallel_for(pool, Cg + 1, [&](int64_t c, int) {
+        if (c == Cg)
+          zero_floats(xp + Cg * d.channel, d.floats - Cg * d.channel);
+        else
+          conv_direct_detail::fill_planes(s, d, xg + c * s.H * s.W, xp + c * d.channel);
+      });
+      const float* wg = w_packed + g * (conv2d_direct_packed_weight_floats(s) / G);
+      const float* bg = bias ? bias + g * Mg : nullptr;
+      float* yg = y + (n * s.M + g * Mg) * P;
+      const float* rg = e.residual ? e.residual + (n * s.M + g * Mg) * P : nullptr;
+      const gemm_detail::GemmSplit split =
+          gemm_detail::gemm_split(Mg, d.flat, pool ? pool->size() : 1);
+      const int64_t n_blocks = (d.flat + split.block - 1) / split.block;
+      const int64_t m_blocks = (Mg + split.m_chunk - 1) / split.m_chunk;
+      parallel_for(pool, n_blocks * m_blocks, [&](int64_t unit, int tid) {
+        const int64_t f0 = (unit / m_blocks) * split.block, mb0 = (unit % m_blocks) * split.m_chunk;
+        const int64_t f1 = d.flat < f0 + split.block ? d.flat : f0 + split.block;
+        const int64_t mb1 = Mg < mb0 + split.m_chunk ? Mg : mb0 + split.m_chunk;
+        float* out = tiles + int64_t(tid) * kMR * kNR;
+        for (int64_t m = mb0; m < mb1; m += kMR) {
+          const int rows = int(mb1 - m < kMR ? mb1 - m : kMR);
+          for (int64_t f = f0; f < f1; f += kNR) {
+            const int64_t cols = f1 - f < kNR ? f1 - f : kNR;
+            conv_direct_detail::tile_rows<kMR>(rows, cols <= V::kLanes, K, wg + m * K, xp + f,
+                                               d.channel, tap, taps, out);
+            // The tile's flat columns, row segment by row segment, into y.
+            int64_t oh = f / d.Wq, ow = f % d.Wq;
+            for (int64_t q = 0; q < cols;) {
+              const int64_t run = ow < s.OW ? (s.OW - ow < cols - q ? s.OW - ow : cols - q) : 0;
+              if (run > 0)
+                for (int r = 0; r < rows; ++r) {
+                  const int64_t o = (m + r) * P + oh * s.OW + ow;
+                  conv_direct_detail::finish_run(out + r * kNR + q, yg + o, rg ? rg + o : nullptr,
+                                                 run, bg ? bg + m + r : nullptr, e.act);
+                }
+              const int64_t step = d.Wq - ow < cols - q ? d.Wq - ow : cols - q;
+              q += step;
+              ow += step;
+              if (ow == d.Wq) {
+                ow = 0;
+                ++oh;
+              }
+            }
+          }
+        }
+      });
+    }
+}
+
+}  // namespace kiln_cpu
