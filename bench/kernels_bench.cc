@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "kiln_cpu/conv.h"
+#include "kiln_cpu/conv_direct.h"
 #include "kiln_cpu/gemm.h"
 #include "kiln_cpu/parallel.h"
 #include "kiln_cpu/simd.h"
@@ -177,6 +178,29 @@ void BM_Conv(benchmark::State& state, int64_t C, int64_t HW, int64_t M, int64_t 
   setFlopCounters(state, timer, 2.0 * double(M) * double(C * k * k) * double(out * out));
 }
 
+/// conv2d_direct_f32 (no im2col; what the compiler emits for kernels wider than 1x1) on the
+/// same problems as BM_Conv, with the compiler's 1 MiB band budget.
+void BM_ConvDirect(benchmark::State& state, int64_t C, int64_t HW, int64_t M, int64_t k,
+                   int64_t stride) {
+  const int64_t pad = k / 2, out = (HW + 2 * pad - k) / stride + 1, budget = int64_t(1) << 18;
+  const kiln_cpu::Conv2dShape s{1, C, HW, HW, M, k, k, out, out, stride, stride, 1, 1, pad, pad, 1};
+  const std::vector<float> x = randomFloats(C * HW * HW, 3), w = randomFloats(M * C * k * k, 4);
+  const std::vector<float> bias = randomFloats(M, 5);
+  std::vector<float> wp(size_t(kiln_cpu::conv2d_direct_packed_weight_floats(s)));
+  std::vector<float> y(size_t(M * out * out));
+  std::vector<float> scratch(size_t(
+      kiln_cpu::conv2d_direct_scratch_floats(s, benchPool() ? benchPool()->size() : 1, budget)));
+  kiln_cpu::conv2d_direct_pack_weights(s, w.data(), wp.data());
+  const auto e = kiln_cpu::make_epilogue(kiln_ref::Relu{}, nullptr, nullptr, nullptr, 0);
+  const WallTimer timer;
+  for (auto _ : state) {
+    kiln_cpu::conv2d_direct_f32(s, x.data(), wp.data(), bias.data(), y.data(), e, scratch.data(),
+                                budget, benchPool());
+    benchmark::ClobberMemory();
+  }
+  setFlopCounters(state, timer, 2.0 * double(M) * double(C * k * k) * double(out * out));
+}
+
 /// depthwise_conv2d_f32, 3x3 "same", with bias and Relu (MobileNetV2's shapes).
 void BM_Depthwise(benchmark::State& state, int64_t C, int64_t HW, int64_t stride) {
   const int64_t out = (HW + 2 - 3) / stride + 1;
@@ -240,6 +264,12 @@ void registerAll() {
                                  c.M, c.k, c.stride)
         ->UseRealTime()
         ->Unit(benchmark::kMillisecond);
+  for (const ConvShape& c : convs)
+    if (c.k > 1)
+      benchmark::RegisterBenchmark((std::string("conv2d_direct_f32/") + c.name).c_str(),
+                                   BM_ConvDirect, c.C, c.HW, c.M, c.k, c.stride)
+          ->UseRealTime()
+          ->Unit(benchmark::kMillisecond);
   benchmark::RegisterBenchmark("depthwise_f32/mobilenetv2_1x144x56x56_3x3", BM_Depthwise, 144, 56,
                                1)
       ->UseRealTime()

@@ -170,13 +170,18 @@ inline void conv_transpose2d_f32(const Conv2dShape& s, const float* x, const flo
   float* col = scratch;
   float* pack = scratch + (Mk * block + 15) / 16 * 16;
   const auto none = make_epilogue(kiln_ref::NoActivation{}, nullptr, nullptr, nullptr, 0);
+  // Kernel == stride, no pads, no dilation, no output padding: the taps tile y, so every output
+  // gets exactly one column value and is stored once (col + bias: the same sum as bias + col).
+  const bool tiled = s.KH == s.SH && s.KW == s.SW && s.DH == 1 && s.DW == 1 && s.PH == 0 &&
+                     s.PW == 0 && s.OH == s.H * s.SH && s.OW == s.W * s.SW;
   for (int64_t n = 0; n < s.N; ++n) {
     const float* xn = x + n * s.C * HW;
     float* yn = y + n * s.M * OHW;
-    parallel_for(pool, s.M, [&](int64_t m, int) {
-      const float b = bias ? bias[m] : 0.0f;
-      for (int64_t o = 0; o < OHW; ++o) yn[m * OHW + o] = b;
-    });
+    if (!tiled)
+      parallel_for(pool, s.M, [&](int64_t m, int) {
+        const float b = bias ? bias[m] : 0.0f;
+        for (int64_t o = 0; o < OHW; ++o) yn[m * OHW + o] = b;
+      });
     for (int64_t p0 = 0; p0 < HW; p0 += block) {
       const int64_t pc = HW - p0 < block ? HW - p0 : block;
       gemm_packed_a(
@@ -188,6 +193,23 @@ inline void conv_transpose2d_f32(const Conv2dShape& s, const float* x, const flo
           col, pc, none, pack, pool);
       parallel_for(pool, s.M, [&](int64_t m, int) {
         float* ym = yn + m * OHW;
+        if (tiled) {
+          const float b = bias ? bias[m] : 0.0f;
+          for (int64_t t = 0; t < taps; ++t) {
+            const float* cr = col + (m * taps + t) * pc;
+            float* yt = ym + (t / s.KW) * s.OW + t % s.KW;  // tap (i, j) of input pixel (0, 0)
+            int64_t h = p0 / s.W, w = p0 % s.W;
+            for (int64_t q = 0; q < pc;) {
+              const int64_t run = s.W - w < pc - q ? s.W - w : pc - q;
+              float* yr = yt + h * s.SH * s.OW + w * s.SW;
+              for (int64_t u = 0; u < run; ++u) yr[u * s.SW] = cr[q + u] + b;
+              q += run;
+              w = 0;
+              ++h;
+            }
+          }
+          return;
+        }
         for (int64_t t = 0; t < taps; ++t) {
           const int64_t i = t / s.KW, j = t % s.KW;
           const float* cr = col + (m * taps + t) * pc;

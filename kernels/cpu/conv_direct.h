@@ -7,6 +7,8 @@
 // reads kNR consecutive floats. So the microkernel takes its B vectors straight from the
 // planes; nothing is packed per block, where im2col writes KH * KW copies of the input. The Wq
 // - OW columns past each output row are computed and dropped (2 of 58 for a 56-wide 3x3 layer).
+// The outputs are computed in bands of rows whose planes fit a budget (the caller's: about the
+// L2 cache), each band's planes filled just before its tiles run.
 //
 // A is the weights packed at compile time in strips of kMR output channels, each strip's whole K
 // contiguous (conv2d_direct_pack_weights). Each tile of kMR output channels x kNR flat outputs
@@ -23,37 +25,51 @@ namespace kiln_cpu {
 
 namespace conv_direct_detail {
 
-/// Geometry of the phase planes of one channel group.
+/// Geometry of the phase planes of one channel group for a band of OHb output rows (the
+/// outputs are computed band by band, each band's planes refilled, so the planes stay within a
+/// budget: about the L2 cache).
 struct Planes {
-  int64_t Hq, Wq, plane;  // one phase plane: plane = Hq * Wq
+  int64_t OHb;            // output rows per band (the last band may have fewer)
+  int64_t Hq, Wq, plane;  // one phase plane of a band: plane = Hq * Wq
   int64_t channel;        // floats per channel: SH * SW planes
-  int64_t flat;           // flat outputs computed: (OH - 1) * Wq + OW
   int64_t floats;         // the planes of Cg channels, then kNR zeros read past the last
 };
 
-constexpr Planes planes_of(const Conv2dShape& s) {
+constexpr Planes planes_for_band(const Conv2dShape& s, int64_t OHb) {
   Planes p{};
-  const int64_t needH = (s.OH - 1) * s.SH + (s.KH - 1) * s.DH + 1;
+  p.OHb = OHb;
+  const int64_t needH = (OHb - 1) * s.SH + (s.KH - 1) * s.DH + 1;
   const int64_t needW = (s.OW - 1) * s.SW + (s.KW - 1) * s.DW + 1;
   p.Hq = (needH + s.SH - 1) / s.SH;
   p.Wq = (needW + s.SW - 1) / s.SW;
   p.plane = p.Hq * p.Wq;
   p.channel = s.SH * s.SW * p.plane;
-  p.flat = (s.OH - 1) * p.Wq + s.OW;
   p.floats = ((s.C / s.group) * p.channel + kNR + 15) / 16 * 16;
   return p;
 }
 
-/// Channel xc's input [H, W] into its phase planes pc (zeroed first): padded row r = ih + PH to
-/// row r / SH of the planes of phase r % SH, padded column q = iw + PW likewise; padding the
-/// outputs never read is left out.
-inline void fill_planes(const Conv2dShape& s, const Planes& d, const float* xc, float* pc) {
+/// The tallest band whose planes take at most max_floats (one row when none does: the caller
+/// checks conv2d_direct_applies).
+constexpr Planes planes_of(const Conv2dShape& s, int64_t max_floats) {
+  int64_t rows = s.OH;
+  while (rows > 1 && planes_for_band(s, rows).floats > max_floats) --rows;
+  return planes_for_band(s, rows);
+}
+
+/// The planes of band rows [oh0, oh0 + OHb) for channel xc's input [H, W], into pc (zeroed
+/// first): padded row r = ih + PH (r - oh0 * SH in [0, Hq * SH)) to row (r - oh0 * SH) / SH of the
+/// planes of phase r % SH, padded column q = iw + PW likewise; padding the outputs never read
+/// is left out.
+inline void fill_planes(const Conv2dShape& s, const Planes& d, int64_t oh0, const float* xc,
+                        float* pc) {
   constexpr int L = V::kLanes;
   zero_floats(pc, d.channel);
-  const int64_t rows = d.Hq * s.SH - s.PH < s.H ? d.Hq * s.SH - s.PH : s.H;
+  const int64_t r0 = oh0 * s.SH;  // the band's first padded row
+  const int64_t ih0 = r0 - s.PH > 0 ? r0 - s.PH : 0;
+  const int64_t ih1 = r0 + d.Hq * s.SH - s.PH < s.H ? r0 + d.Hq * s.SH - s.PH : s.H;
   const int64_t cols = d.Wq * s.SW - s.PW < s.W ? d.Wq * s.SW - s.PW : s.W;
-  int64_t rm = s.PH % s.SH, rq = s.PH / s.SH;
-  for (int64_t ih = 0; ih < rows; ++ih, rq += ++rm == s.SH, rm = rm == s.SH ? 0 : rm) {
+  int64_t rm = (ih0 + s.PH - r0) % s.SH, rq = (ih0 + s.PH - r0) / s.SH;
+  for (int64_t ih = ih0; ih < ih1; ++ih, rq += ++rm == s.SH, rm = rm == s.SH ? 0 : rm) {
     float* prow = pc + rm * s.SW * d.plane + rq * d.Wq;
     const float* xr = xc + ih * s.W;
     if (s.SW == 1) {
@@ -143,12 +159,12 @@ inline void tile_rows(int rows, bool narrow, int64_t K, const float* ap, const f
 }  // namespace conv_direct_detail
 
 /// Whether conv2d_direct_f32 takes this shape: a kernel wider than 1x1, at most 64 taps, begin
-/// pads inside the kernel's extent, and planes of at most `max_plane_floats` floats (the
-/// caller's memory budget).
+/// pads inside the kernel's extent, and the planes of a one-row band within `max_plane_floats`
+/// floats (the caller's budget; taller bands are used where they fit).
 constexpr bool conv2d_direct_applies(const Conv2dShape& s, int64_t max_plane_floats) {
   return s.KH * s.KW > 1 && s.KH * s.KW <= 64 &&
          s.PH <= (s.KH - 1) * s.DH && s.PW <= (s.KW - 1) * s.DW &&
-         conv_direct_detail::planes_of(s).floats <= max_plane_floats;
+         conv_direct_detail::planes_for_band(s, 1).floats <= max_plane_floats;
 }
 
 /// Floats of conv2d_direct_f32's packed weights: per group, strips of kMR rows, each [K][kMR]
@@ -173,20 +189,21 @@ inline void conv2d_direct_pack_weights(const Conv2dShape& s, const float* w, flo
       }
 }
 
-/// Scratch floats conv2d_direct_f32 needs: the phase planes of one group, then one kMR x kNR
-/// tile per thread.
-constexpr int64_t conv2d_direct_scratch_floats(const Conv2dShape& s, int threads) {
-  return conv_direct_detail::planes_of(s).floats + int64_t(threads) * kMR * kNR;
+/// Scratch floats conv2d_direct_f32 needs with bands of at most max_plane_floats of planes: one
+/// band's phase planes, then one kMR x kNR tile per thread.
+constexpr int64_t conv2d_direct_scratch_floats(const Conv2dShape& s, int threads,
+                                               int64_t max_plane_floats) {
+  return conv_direct_detail::planes_of(s, max_plane_floats).floats + int64_t(threads) * kMR * kNR;
 }
 
 /// The same convolution as conv2d_f32 (bias, epilogue, y) for shapes where
-/// conv2d_direct_applies, with weights from conv2d_direct_pack_weights; scratch:
-/// conv2d_direct_scratch_floats.
+/// conv2d_direct_applies(s, max_plane_floats), with weights from conv2d_direct_pack_weights;
+/// scratch: conv2d_direct_scratch_floats (the same max_plane_floats).
 template <class Act>
 inline void conv2d_direct_f32(const Conv2dShape& s, const float* x, const float* w_packed,
                               const float* bias, float* y, const Epilogue<Act>& e, float* scratch,
-                              ThreadPool* pool) {
-  const conv_direct_detail::Planes d = conv_direct_detail::planes_of(s);
+                              int64_t max_plane_floats, ThreadPool* pool) {
+  const conv_direct_detail::Planes d = conv_direct_detail::planes_of(s, max_plane_floats);
   const int64_t G = s.group, Cg = s.C / G, Mg = s.M / G;
   const int64_t taps = s.KH * s.KW, K = Cg * taps, P = s.OH * s.OW;
   int64_t tap[64];
@@ -197,55 +214,62 @@ inline void conv2d_direct_f32(const Conv2dShape& s, const float* x, const float*
   float* xp = scratch;
   float* tiles = scratch + d.floats;
   for (int64_t n = 0; n < s.N; ++n)
-    for (int64_t g = 0; g < G; ++g) {
-      const float* xg = x + (n * s.C + g * Cg) * s.H * s.W;
-      parallel_for(pool, Cg + 1, [&](int64_t c, int) {
-        if (c == Cg)
-          zero_floats(xp + Cg * d.channel, d.floats - Cg * d.channel);
-        else
-          conv_direct_detail::fill_planes(s, d, xg + c * s.H * s.W, xp + c * d.channel);
-      });
-      const float* wg = w_packed + g * (conv2d_direct_packed_weight_floats(s) / G);
-      const float* bg = bias ? bias + g * Mg : nullptr;
-      float* yg = y + (n * s.M + g * Mg) * P;
-      const float* rg = e.residual ? e.residual + (n * s.M + g * Mg) * P : nullptr;
-      const gemm_detail::GemmSplit split =
-          gemm_detail::gemm_split(Mg, d.flat, pool ? pool->size() : 1);
-      const int64_t n_blocks = (d.flat + split.block - 1) / split.block;
-      const int64_t m_blocks = (Mg + split.m_chunk - 1) / split.m_chunk;
-      parallel_for(pool, n_blocks * m_blocks, [&](int64_t unit, int tid) {
-        const int64_t f0 = (unit / m_blocks) * split.block, mb0 = (unit % m_blocks) * split.m_chunk;
-        const int64_t f1 = d.flat < f0 + split.block ? d.flat : f0 + split.block;
-        const int64_t mb1 = Mg < mb0 + split.m_chunk ? Mg : mb0 + split.m_chunk;
-        float* out = tiles + int64_t(tid) * kMR * kNR;
-        for (int64_t m = mb0; m < mb1; m += kMR) {
-          const int rows = int(mb1 - m < kMR ? mb1 - m : kMR);
-          for (int64_t f = f0; f < f1; f += kNR) {
-            const int64_t cols = f1 - f < kNR ? f1 - f : kNR;
-            conv_direct_detail::tile_rows<kMR>(rows, cols <= V::kLanes, K, wg + m * K, xp + f,
-                                               d.channel, tap, taps, out);
-            // The tile's flat columns, row segment by row segment, into y.
-            int64_t oh = f / d.Wq, ow = f % d.Wq;
-            for (int64_t q = 0; q < cols;) {
-              const int64_t run = ow < s.OW ? (s.OW - ow < cols - q ? s.OW - ow : cols - q) : 0;
-              if (run > 0)
-                for (int r = 0; r < rows; ++r) {
-                  const int64_t o = (m + r) * P + oh * s.OW + ow;
-                  conv_direct_detail::finish_run(out + r * kNR + q, yg + o, rg ? rg + o : nullptr,
-                                                 run, bg ? bg + m + r : nullptr, e.act);
+    for (int64_t g = 0; g < G; ++g)
+      for (int64_t oh0 = 0; oh0 < s.OH; oh0 += d.OHb) {
+        const float* xg = x + (n * s.C + g * Cg) * s.H * s.W;
+        parallel_for(pool, Cg + 1, [&](int64_t c, int) {
+          if (c == Cg)
+            zero_floats(xp + Cg * d.channel, d.floats - Cg * d.channel);
+          else
+            conv_direct_detail::fill_planes(s, d, oh0, xg + c * s.H * s.W, xp + c * d.channel);
+        });
+        // The band's flat outputs: f = (oh - oh0) * Wq + ow.
+        const int64_t rows_b = s.OH - oh0 < d.OHb ? s.OH - oh0 : d.OHb;
+        const int64_t flat = (rows_b - 1) * d.Wq + s.OW;
+        const float* wg = w_packed + g * (conv2d_direct_packed_weight_floats(s) / G);
+        const float* bg = bias ? bias + g * Mg : nullptr;
+        const int64_t yoff = (n * s.M + g * Mg) * P + oh0 * s.OW;
+        float* yg = y + yoff;
+        const float* rg = e.residual ? e.residual + yoff : nullptr;
+        const gemm_detail::GemmSplit split =
+            gemm_detail::gemm_split(Mg, flat, pool ? pool->size() : 1);
+        const int64_t n_blocks = (flat + split.block - 1) / split.block;
+        const int64_t m_blocks = (Mg + split.m_chunk - 1) / split.m_chunk;
+        parallel_for(pool, n_blocks * m_blocks, [&](int64_t unit, int tid) {
+          const int64_t f0 = (unit / m_blocks) * split.block;
+          const int64_t mb0 = (unit % m_blocks) * split.m_chunk;
+          const int64_t f1 = flat < f0 + split.block ? flat : f0 + split.block;
+          const int64_t mb1 = Mg < mb0 + split.m_chunk ? Mg : mb0 + split.m_chunk;
+          float* out = tiles + int64_t(tid) * kMR * kNR;
+          for (int64_t m = mb0; m < mb1; m += kMR) {
+            const int rows = int(mb1 - m < kMR ? mb1 - m : kMR);
+            for (int64_t f = f0; f < f1; f += kNR) {
+              const int64_t cols = f1 - f < kNR ? f1 - f : kNR;
+              conv_direct_detail::tile_rows<kMR>(rows, cols <= V::kLanes, K, wg + m * K, xp + f,
+                                                 d.channel, tap, taps, out);
+              // The tile's flat columns, row segment by row segment, into y.
+              int64_t oh = f / d.Wq, ow = f % d.Wq;
+              for (int64_t q = 0; q < cols;) {
+                const int64_t run = ow < s.OW ? (s.OW - ow < cols - q ? s.OW - ow : cols - q) : 0;
+                if (run > 0)
+                  for (int r = 0; r < rows; ++r) {
+                    const int64_t o = (m + r) * P + oh * s.OW + ow;
+                    conv_direct_detail::finish_run(out + r * kNR + q, yg + o,
+                                                   rg ? rg + o : nullptr, run,
+                                                   bg ? bg + m + r : nullptr, e.act);
+                  }
+                const int64_t step = d.Wq - ow < cols - q ? d.Wq - ow : cols - q;
+                q += step;
+                ow += step;
+                if (ow == d.Wq) {
+                  ow = 0;
+                  ++oh;
                 }
-              const int64_t step = d.Wq - ow < cols - q ? d.Wq - ow : cols - q;
-              q += step;
-              ow += step;
-              if (ow == d.Wq) {
-                ow = 0;
-                ++oh;
               }
             }
           }
-        }
-      });
-    }
+        });
+      }
 }
 
 }  // namespace kiln_cpu

@@ -120,17 +120,24 @@ void emitPackedB(EmitContext& ctx, int64_t rows, int64_t N, int64_t K, const flo
                    N, K, ctx.input(0), K, bp, ctx.output(0), N, epi, scratch, ctx.threadPool()));
 }
 
-/// Padded planes larger than this (floats, 4 MiB) take the im2col path: its scratch stays one
-/// block per thread.
-constexpr int64_t kDirectConvMaxPlaneFloats = int64_t(1) << 20;
+/// The direct conv's budget for one band of phase planes (floats, 1 MiB: about an L2 cache);
+/// a conv whose one-row band does not fit takes the im2col path.
+constexpr int64_t kDirectConvMaxPlaneFloats = int64_t(1) << 18;
 
-/// kiln_cpu::conv_direct_detail::planes_of(s).floats for s = [N, C, H, W, M, KH, KW, OH, OW, SH,
-/// SW, DH, DW, PH, PW, group]: the phase planes of one group's channels, then nr zeros.
-int64_t directConvPlaneFloats(const std::vector<int64_t>& s, int64_t nr) {
-  const int64_t needH = (s[7] - 1) * s[9] + (s[5] - 1) * s[11] + 1;
+/// kiln_cpu::conv_direct_detail::planes_for_band(s, rows).floats for s = [N, C, H, W, M, KH, KW,
+/// OH, OW, SH, SW, DH, DW, PH, PW, group]: a band's phase planes of one group, then nr zeros.
+int64_t directConvPlaneFloats(const std::vector<int64_t>& s, int64_t rows, int64_t nr) {
+  const int64_t needH = (rows - 1) * s[9] + (s[5] - 1) * s[11] + 1;
   const int64_t needW = (s[8] - 1) * s[10] + (s[6] - 1) * s[12] + 1;
   const int64_t Hq = (needH + s[9] - 1) / s[9], Wq = (needW + s[10] - 1) / s[10];
   return ((s[1] / s[15]) * s[9] * s[10] * Hq * Wq + nr + 15) / 16 * 16;
+}
+
+/// kiln_cpu::conv_direct_detail::planes_of(s, budget).floats: the tallest band that fits.
+int64_t directConvBandFloats(const std::vector<int64_t>& s, int64_t nr) {
+  int64_t rows = s[7];
+  while (rows > 1 && directConvPlaneFloats(s, rows, nr) > kDirectConvMaxPlaneFloats) --rows;
+  return directConvPlaneFloats(s, rows, nr);
 }
 
 /// kiln_cpu::conv2d_direct_applies: more than one tap and at most 64, begin pads inside the
@@ -138,7 +145,7 @@ int64_t directConvPlaneFloats(const std::vector<int64_t>& s, int64_t nr) {
 bool directConvApplies(const std::vector<int64_t>& s, int64_t nr) {
   const int64_t taps = s[5] * s[6];
   return taps > 1 && taps <= 64 && s[13] <= (s[5] - 1) * s[11] && s[14] <= (s[6] - 1) * s[12] &&
-         directConvPlaneFloats(s, nr) <= kDirectConvMaxPlaneFloats;
+         directConvPlaneFloats(s, 1, nr) <= kDirectConvMaxPlaneFloats;
 }
 
 }  // namespace
@@ -212,9 +219,9 @@ Expected<bool> emitCpuConv(const Node& n, EmitContext& ctx, bool fused) {
   const int64_t perGroup = packedAFloats(Mg, K, tiles);
   const float* wsrc = wt->data<float>();
   if (directConvApplies(s, tiles.nr)) {
-    // kiln_cpu::conv2d_direct_scratch_floats: one group's phase planes, then a tile per thread.
+    // kiln_cpu::conv2d_direct_scratch_floats: one band's phase planes, then a tile per thread.
     const int64_t floats =
-        directConvPlaneFloats(s, tiles.nr) + int64_t(ctx.threads()) * tiles.mr * tiles.nr;
+        directConvBandFloats(s, tiles.nr) + int64_t(ctx.threads()) * tiles.mr * tiles.nr;
     // Weights in strips of mr rows, each strip's whole K contiguous:
     // kiln_cpu::conv2d_direct_pack_weights.
     const int64_t per = ((Mg + tiles.mr - 1) / tiles.mr * tiles.mr * K + 15) / 16 * 16;
@@ -230,10 +237,10 @@ Expected<bool> emitCpuConv(const Node& n, EmitContext& ctx, bool fused) {
     ctx.call("kiln_cpu::conv2d_direct_f32__" + tileName(target),
              tileCheck(target) +
                  fmt::format("static_assert(kiln_cpu::conv2d_direct_applies({0}, {7}) && "
-                             "kiln_cpu::conv2d_direct_scratch_floats({0}, {8}) == {9} && "
+                             "kiln_cpu::conv2d_direct_scratch_floats({0}, {8}, {7}) == {9} && "
                              "kiln_cpu::conv2d_direct_packed_weight_floats({0}) == {11}, \"kiln and "
                              "kiln_cpu disagree on the direct conv\"); "
-                             "kiln_cpu::conv2d_direct_f32({0}, {1}, {2}, {3}, {4}, {5}, {6}, {10});",
+                             "kiln_cpu::conv2d_direct_f32({0}, {1}, {2}, {3}, {4}, {5}, {6}, {7}, {10});",
                              shape, ctx.input(0), dwp, bias, ctx.output(0), epi,
                              floatScratch(ctx, floats), kDirectConvMaxPlaneFloats, ctx.threads(),
                              floats, ctx.threadPool(), per * group));

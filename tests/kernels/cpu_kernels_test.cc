@@ -333,24 +333,29 @@ void checkConv(const ConvCase& c, Act act, bool with_bias, bool with_residual, D
     EXPECT_TRUE(identical(base, runConv(threadPool(t)))) << t << " threads";
 
   if (kiln_cpu::conv2d_direct_applies(s, int64_t(1) << 20)) {
-    // Without im2col, on its own packing: its own k order (all of K in registers), so
-    // near the reference, and bit-identical across thread counts.
+    // Without im2col, on its own packing: its own k order (all of K in registers), so near the
+    // reference, and bit-identical across thread counts and band heights (one band of all
+    // rows, and bands of 2 rows: a budget that fits no more).
     const int64_t dpacked = kiln_cpu::conv2d_direct_packed_weight_floats(s);
     Vec wd(size_t(dpacked + kGuard), kSentinel);
     kiln_cpu::conv2d_direct_pack_weights(s, w.data(), wd.data());
     EXPECT_TRUE(untouched(wd, 0, 0, 0, dpacked)) << "conv2d_direct_pack_weights";
-    auto runDirect = [&](kiln_cpu::ThreadPool* p) {
-      const int64_t used = kiln_cpu::conv2d_direct_scratch_floats(s, p ? p->size() : 1);
+    auto runDirect = [&](kiln_cpu::ThreadPool* p, int64_t budget) {
+      const int64_t used = kiln_cpu::conv2d_direct_scratch_floats(s, p ? p->size() : 1, budget);
       Vec y(size_t(y_floats + kGuard), kSentinel), scratch(size_t(used + kGuard), kSentinel);
-      kiln_cpu::conv2d_direct_f32(s, x.data(), wd.data(), bp, y.data(), e, scratch.data(), p);
+      kiln_cpu::conv2d_direct_f32(s, x.data(), wd.data(), bp, y.data(), e, scratch.data(), budget,
+                                  p);
       EXPECT_TRUE(untouched(y, 0, 0, 0, y_floats)) << "conv2d_direct_f32 output";
       EXPECT_TRUE(untouched(scratch, 0, 0, 0, used)) << "conv2d_direct_f32 scratch";
       return y;
     };
-    const Vec direct = runDirect(nullptr);
+    const int64_t all = int64_t(1) << 20, two = kiln_cpu::conv_direct_detail::planes_for_band(s, 2).floats;
+    const Vec direct = runDirect(nullptr, all);
     EXPECT_TRUE(near(want, direct, c.N * c.M, P, P, tolp)) << "conv2d_direct_f32";
-    for (int t = 1; t <= 3; ++t)
-      EXPECT_TRUE(identical(direct, runDirect(threadPool(t)))) << "direct, " << t << " threads";
+    for (int t = 1; t <= 3; ++t) {
+      EXPECT_TRUE(identical(direct, runDirect(threadPool(t), all))) << "direct, " << t << " threads";
+      EXPECT_TRUE(identical(direct, runDirect(threadPool(t), two))) << "2-row bands, " << t;
+    }
   } else {
     EXPECT_FALSE(c.KH * c.KW > 1 && c.pt <= (c.KH - 1) * c.DH && c.pl <= (c.KW - 1) * c.DW)
         << "a case the direct conv should take";
