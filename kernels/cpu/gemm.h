@@ -30,7 +30,7 @@ constexpr int kNR = 2 * V::kLanes;
 constexpr int kMR = V::kRegisters == 32 ? 12 : (V::kLanes == 8 ? 6 : 4);
 constexpr int64_t kKC = 256;           // rows of B per packed block (a panel: 32 KiB on AVX-512)
 constexpr int64_t kNC = 8 * kNR;       // columns of B per packed block
-constexpr int64_t kMC = 16 * kMR;      // rows of A per work unit when M is split
+constexpr int64_t kMC = 16 * kMR;      // rows of A per L2 block (and per unit when M is split)
 
 /// Floats of run-time packing scratch one thread needs for an N-column, K-deep product: one
 /// block of at most kKC x kNC, no bigger than the product needs (small models stay small).
@@ -314,14 +314,19 @@ inline void gemm_packed_a(int64_t M, int64_t N, int64_t K, const float* ap, Pane
       const int64_t kc = K - k0 < kKC ? K - k0 : kKC;
       const bool accumulate = k0 > 0, last = k0 + kc >= K;
       const Panels bp = panel(k0, kc, n0, nc, buf);
-      for (int64_t j = 0; j < nc; j += kNR) {
-        const int cols = int(nc - j < kNR ? nc - j : kNR);
-        const float* bj = bp.p + (j / kNR) * bp.stride;
-        for (int64_t m = mb0; m < mb1; m += kMR) {
-          const int rows = int(mb1 - m < kMR ? mb1 - m : kMR);
-          gemm_detail::micro_rows<kMR>(rows, kc, ap + packed_a_index(M, K, m / kMR, k0, 0), bj,
-                                       c + m * ldc + n0 + j, ldc, cols, accumulate, last, e, m,
-                                       n0 + j);
+      // Rows in blocks of kMC: the block's A (kMC x kc, about 200 KB) stays in L2 across the
+      // panels, each panel (kc x kNR) in L1 across the block's strips.
+      for (int64_t mc0 = mb0; mc0 < mb1; mc0 += kMC) {
+        const int64_t mc1 = mb1 < mc0 + kMC ? mb1 : mc0 + kMC;
+        for (int64_t j = 0; j < nc; j += kNR) {
+          const int cols = int(nc - j < kNR ? nc - j : kNR);
+          const float* bj = bp.p + (j / kNR) * bp.stride;
+          for (int64_t m = mc0; m < mc1; m += kMR) {
+            const int rows = int(mc1 - m < kMR ? mc1 - m : kMR);
+            gemm_detail::micro_rows<kMR>(rows, kc, ap + packed_a_index(M, K, m / kMR, k0, 0),
+                                         bj, c + m * ldc + n0 + j, ldc, cols, accumulate, last, e,
+                                         m, n0 + j);
+          }
         }
       }
       if (K == 0) break;
