@@ -190,86 +190,122 @@ inline void conv2d_direct_pack_weights(const Conv2dShape& s, const float* w, flo
 }
 
 /// Scratch floats conv2d_direct_f32 needs with bands of at most max_plane_floats of planes: one
-/// band's phase planes, then one kMR x kNR tile per thread.
+/// band's phase planes (one per thread when there are several bands: each thread then fills and
+/// computes whole bands, so no core reads planes another core wrote), then one kMR x kNR tile
+/// per thread.
 constexpr int64_t conv2d_direct_scratch_floats(const Conv2dShape& s, int threads,
                                                int64_t max_plane_floats) {
-  return conv_direct_detail::planes_of(s, max_plane_floats).floats + int64_t(threads) * kMR * kNR;
+  const conv_direct_detail::Planes d = conv_direct_detail::planes_of(s, max_plane_floats);
+  const int64_t plane_sets = d.OHb < s.OH ? threads : 1;
+  return d.floats * plane_sets + int64_t(threads) * kMR * kNR;
 }
+
+namespace conv_direct_detail {
+
+/// The tiles of rows [mb0, mb1) x flat outputs [f0, f1) of the band starting at output row oh0,
+/// from its planes xp, through the epilogue into y (the group's output; residual likewise).
+template <class Act>
+inline void band_tiles(const Conv2dShape& s, const Planes& d, int64_t K, const float* wg,
+                       const float* xp, const int64_t* tap, int64_t oh0, int64_t mb0, int64_t mb1,
+                       int64_t f0, int64_t f1, const float* bg, float* yg, const float* rg,
+                       const Epilogue<Act>& e, float* out) {
+  const int64_t taps = s.KH * s.KW, P = s.OH * s.OW;
+  for (int64_t m = mb0; m < mb1; m += kMR) {
+    const int rows = int(mb1 - m < kMR ? mb1 - m : kMR);
+    for (int64_t f = f0; f < f1; f += kNR) {
+      const int64_t cols = f1 - f < kNR ? f1 - f : kNR;
+      tile_rows<kMR>(rows, cols <= V::kLanes, K, wg + m * K, xp + f, d.channel, tap, taps, out);
+      // The tile's flat columns, row segment by row segment, into y.
+      int64_t oh = oh0 + f / d.Wq, ow = f % d.Wq;
+      for (int64_t q = 0; q < cols;) {
+        const int64_t run = ow < s.OW ? (s.OW - ow < cols - q ? s.OW - ow : cols - q) : 0;
+        if (run > 0)
+          for (int r = 0; r < rows; ++r) {
+            const int64_t o = (m + r) * P + oh * s.OW + ow;
+            finish_run(out + r * kNR + q, yg + o, rg ? rg + o : nullptr, run,
+                       bg ? bg + m + r : nullptr, e.act);
+          }
+        const int64_t step = d.Wq - ow < cols - q ? d.Wq - ow : cols - q;
+        q += step;
+        ow += step;
+        if (ow == d.Wq) {
+          ow = 0;
+          ++oh;
+        }
+      }
+    }
+  }
+}
+
+}  // namespace conv_direct_detail
 
 /// The same convolution as conv2d_f32 (bias, epilogue, y) for shapes where
 /// conv2d_direct_applies(s, max_plane_floats), with weights from conv2d_direct_pack_weights;
-/// scratch: conv2d_direct_scratch_floats (the same max_plane_floats).
+/// scratch: conv2d_direct_scratch_floats (the same max_plane_floats, at least the pool's
+/// threads).
 template <class Act>
 inline void conv2d_direct_f32(const Conv2dShape& s, const float* x, const float* w_packed,
                               const float* bias, float* y, const Epilogue<Act>& e, float* scratch,
                               int64_t max_plane_floats, ThreadPool* pool) {
+  using conv_direct_detail::band_tiles;
   const conv_direct_detail::Planes d = conv_direct_detail::planes_of(s, max_plane_floats);
   const int64_t G = s.group, Cg = s.C / G, Mg = s.M / G;
   const int64_t taps = s.KH * s.KW, K = Cg * taps, P = s.OH * s.OW;
+  const int threads = pool ? pool->size() : 1;
   int64_t tap[64];
   for (int64_t t = 0; t < taps; ++t) {
     const int64_t ri = (t / s.KW) * s.DH, cj = (t % s.KW) * s.DW;
     tap[t] = ((ri % s.SH) * s.SW + cj % s.SW) * d.plane + (ri / s.SH) * d.Wq + cj / s.SW;
   }
-  float* xp = scratch;
-  float* tiles = scratch + d.floats;
+  const int64_t bands = (s.OH + d.OHb - 1) / d.OHb;
+  const int64_t plane_sets = d.OHb < s.OH ? threads : 1;
+  float* tiles = scratch + d.floats * plane_sets;
+  const int64_t wper = conv2d_direct_packed_weight_floats(s) / G;
+  // Fills the planes of band oh0 (channels [c0, c1), c1 == Cg + 1 including the zero tail).
+  auto fill = [&](const float* xg, float* xp, int64_t oh0, int64_t c0, int64_t c1) {
+    for (int64_t c = c0; c < c1; ++c)
+      if (c == Cg)
+        zero_floats(xp + Cg * d.channel, d.floats - Cg * d.channel);
+      else
+        conv_direct_detail::fill_planes(s, d, oh0, xg + c * s.H * s.W, xp + c * d.channel);
+  };
+  auto flat_of = [&](int64_t oh0) {
+    const int64_t rows_b = s.OH - oh0 < d.OHb ? s.OH - oh0 : d.OHb;
+    return (rows_b - 1) * d.Wq + s.OW;
+  };
+  if (bands > 1) {
+    // Several bands: each unit is one band of one image and group, filled and computed by one
+    // thread in its own planes.
+    parallel_for(pool, s.N * G * bands, [&](int64_t unit, int tid) {
+      const int64_t n = unit / (G * bands), g = unit / bands % G, oh0 = unit % bands * d.OHb;
+      float* xp = scratch + int64_t(tid) * d.floats;
+      fill(x + (n * s.C + g * Cg) * s.H * s.W, xp, oh0, 0, Cg + 1);
+      const int64_t yoff = (n * s.M + g * Mg) * P;
+      band_tiles(s, d, K, w_packed + g * wper, xp, tap, oh0, 0, Mg, 0, flat_of(oh0),
+                 bias ? bias + g * Mg : nullptr, y + yoff,
+                 e.residual ? e.residual + yoff : nullptr, e, tiles + int64_t(tid) * kMR * kNR);
+    });
+    return;
+  }
+  // One band holds every row: the threads share its planes and split its tiles.
   for (int64_t n = 0; n < s.N; ++n)
-    for (int64_t g = 0; g < G; ++g)
-      for (int64_t oh0 = 0; oh0 < s.OH; oh0 += d.OHb) {
-        const float* xg = x + (n * s.C + g * Cg) * s.H * s.W;
-        parallel_for(pool, Cg + 1, [&](int64_t c, int) {
-          if (c == Cg)
-            zero_floats(xp + Cg * d.channel, d.floats - Cg * d.channel);
-          else
-            conv_direct_detail::fill_planes(s, d, oh0, xg + c * s.H * s.W, xp + c * d.channel);
-        });
-        // The band's flat outputs: f = (oh - oh0) * Wq + ow.
-        const int64_t rows_b = s.OH - oh0 < d.OHb ? s.OH - oh0 : d.OHb;
-        const int64_t flat = (rows_b - 1) * d.Wq + s.OW;
-        const float* wg = w_packed + g * (conv2d_direct_packed_weight_floats(s) / G);
-        const float* bg = bias ? bias + g * Mg : nullptr;
-        const int64_t yoff = (n * s.M + g * Mg) * P + oh0 * s.OW;
-        float* yg = y + yoff;
-        const float* rg = e.residual ? e.residual + yoff : nullptr;
-        const gemm_detail::GemmSplit split =
-            gemm_detail::gemm_split(Mg, flat, pool ? pool->size() : 1);
-        const int64_t n_blocks = (flat + split.block - 1) / split.block;
-        const int64_t m_blocks = (Mg + split.m_chunk - 1) / split.m_chunk;
-        parallel_for(pool, n_blocks * m_blocks, [&](int64_t unit, int tid) {
-          const int64_t f0 = (unit / m_blocks) * split.block;
-          const int64_t mb0 = (unit % m_blocks) * split.m_chunk;
-          const int64_t f1 = flat < f0 + split.block ? flat : f0 + split.block;
-          const int64_t mb1 = Mg < mb0 + split.m_chunk ? Mg : mb0 + split.m_chunk;
-          float* out = tiles + int64_t(tid) * kMR * kNR;
-          for (int64_t m = mb0; m < mb1; m += kMR) {
-            const int rows = int(mb1 - m < kMR ? mb1 - m : kMR);
-            for (int64_t f = f0; f < f1; f += kNR) {
-              const int64_t cols = f1 - f < kNR ? f1 - f : kNR;
-              conv_direct_detail::tile_rows<kMR>(rows, cols <= V::kLanes, K, wg + m * K, xp + f,
-                                                 d.channel, tap, taps, out);
-              // The tile's flat columns, row segment by row segment, into y.
-              int64_t oh = f / d.Wq, ow = f % d.Wq;
-              for (int64_t q = 0; q < cols;) {
-                const int64_t run = ow < s.OW ? (s.OW - ow < cols - q ? s.OW - ow : cols - q) : 0;
-                if (run > 0)
-                  for (int r = 0; r < rows; ++r) {
-                    const int64_t o = (m + r) * P + oh * s.OW + ow;
-                    conv_direct_detail::finish_run(out + r * kNR + q, yg + o,
-                                                   rg ? rg + o : nullptr, run,
-                                                   bg ? bg + m + r : nullptr, e.act);
-                  }
-                const int64_t step = d.Wq - ow < cols - q ? d.Wq - ow : cols - q;
-                q += step;
-                ow += step;
-                if (ow == d.Wq) {
-                  ow = 0;
-                  ++oh;
-                }
-              }
-            }
-          }
-        });
-      }
+    for (int64_t g = 0; g < G; ++g) {
+      const float* xg = x + (n * s.C + g * Cg) * s.H * s.W;
+      parallel_for(pool, Cg + 1, [&](int64_t c, int) { fill(xg, scratch, 0, c, c + 1); });
+      const int64_t flat = flat_of(0), yoff = (n * s.M + g * Mg) * P;
+      const gemm_detail::GemmSplit split = gemm_detail::gemm_split(Mg, flat, threads);
+      const int64_t n_blocks = (flat + split.block - 1) / split.block;
+      const int64_t m_blocks = (Mg + split.m_chunk - 1) / split.m_chunk;
+      parallel_for(pool, n_blocks * m_blocks, [&](int64_t unit, int tid) {
+        const int64_t f0 = (unit / m_blocks) * split.block;
+        const int64_t mb0 = (unit % m_blocks) * split.m_chunk;
+        band_tiles(s, d, K, w_packed + g * wper, scratch, tap, 0, mb0,
+                   Mg < mb0 + split.m_chunk ? Mg : mb0 + split.m_chunk, f0,
+                   flat < f0 + split.block ? flat : f0 + split.block,
+                   bias ? bias + g * Mg : nullptr, y + yoff,
+                   e.residual ? e.residual + yoff : nullptr, e, tiles + int64_t(tid) * kMR * kNR);
+      });
+    }
 }
 
 }  // namespace kiln_cpu

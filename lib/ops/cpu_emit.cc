@@ -133,11 +133,12 @@ int64_t directConvPlaneFloats(const std::vector<int64_t>& s, int64_t rows, int64
   return ((s[1] / s[15]) * s[9] * s[10] * Hq * Wq + nr + 15) / 16 * 16;
 }
 
-/// kiln_cpu::conv_direct_detail::planes_of(s, budget).floats: the tallest band that fits.
-int64_t directConvBandFloats(const std::vector<int64_t>& s, int64_t nr) {
+/// The planes part of kiln_cpu::conv2d_direct_scratch_floats: the tallest band that fits the
+/// budget (conv_direct_detail::planes_of), once per thread when it is shorter than the output.
+int64_t directConvPlanesScratch(const std::vector<int64_t>& s, int64_t nr, int threads) {
   int64_t rows = s[7];
   while (rows > 1 && directConvPlaneFloats(s, rows, nr) > kDirectConvMaxPlaneFloats) --rows;
-  return directConvPlaneFloats(s, rows, nr);
+  return directConvPlaneFloats(s, rows, nr) * (rows < s[7] ? threads : 1);
 }
 
 /// kiln_cpu::conv2d_direct_applies: more than one tap and at most 64, begin pads inside the
@@ -219,9 +220,9 @@ Expected<bool> emitCpuConv(const Node& n, EmitContext& ctx, bool fused) {
   const int64_t perGroup = packedAFloats(Mg, K, tiles);
   const float* wsrc = wt->data<float>();
   if (directConvApplies(s, tiles.nr)) {
-    // kiln_cpu::conv2d_direct_scratch_floats: one band's phase planes, then a tile per thread.
-    const int64_t floats =
-        directConvBandFloats(s, tiles.nr) + int64_t(ctx.threads()) * tiles.mr * tiles.nr;
+    // kiln_cpu::conv2d_direct_scratch_floats: band planes, then a tile per thread.
+    const int64_t floats = directConvPlanesScratch(s, tiles.nr, ctx.threads()) +
+                           int64_t(ctx.threads()) * tiles.mr * tiles.nr;
     // Weights in strips of mr rows, each strip's whole K contiguous:
     // kiln_cpu::conv2d_direct_pack_weights.
     const int64_t per = ((Mg + tiles.mr - 1) / tiles.mr * tiles.mr * K + 15) / 16 * 16;
