@@ -230,6 +230,38 @@ inline void conv_transpose2d_f32(const Conv2dShape& s, const float* x, const flo
 
 namespace conv_detail {
 
+/// Input row xr[0:cols) into the phase planes' row prow: padded column q = iw + PW goes to
+/// phase plane q % SW (planes `plane` floats apart), index q / SW. Stride 1 is one copy; stride
+/// 2 splits pairs of vectors into even and odd columns; other strides are counted, not divided.
+inline void scatter_row_phases(const float* xr, int64_t cols, int64_t SW, int64_t PW,
+                               int64_t plane, float* prow) {
+  constexpr int L = V::kLanes;
+  if (SW == 1) {
+    copy_floats(prow + PW, xr, cols);
+    return;
+  }
+  int64_t k = 0;
+  if (SW == 2) {
+    float* de = prow + (PW % 2) * plane + PW / 2;
+    float* dd = prow + ((PW + 1) % 2) * plane + (PW + 1) / 2;
+    for (; 2 * k + 2 * L <= cols; k += L) {
+      V::R ev, od;
+      V::deinterleave2(V::load(xr + 2 * k), V::load(xr + 2 * k + L), &ev, &od);
+      V::store(de + k, ev);
+      V::store(dd + k, od);
+    }
+    k *= 2;
+  }
+  int64_t qm = (k + PW) % SW, qd = (k + PW) / SW;
+  for (int64_t iw = k; iw < cols; ++iw) {
+    prow[qm * plane + qd] = xr[iw];
+    if (++qm == SW) {
+      qm = 0;
+      ++qd;
+    }
+  }
+}
+
 /// Geometry of depthwise_conv2d_f32's phase planes: the zero-padded input plane split into
 /// SH x SW planes by (row % SH, column % SW), each Hq x Wq, so that every tap of every output
 /// pixel (oh, ow) reads plane[tap phase][(oh + tap row offset) * Wq + ow + tap column offset]:
@@ -317,35 +349,7 @@ inline void depthwise_conv2d_f32(const Conv2dShape& s, const float* x, const flo
     for (int64_t ih = 0; ih < s.H; ++ih, rq += ++rm == s.SH, rm = rm == s.SH ? 0 : rm) {
       float* prow = pl + rm * s.SW * d.plane + rq * d.Wq;
       const float* xr = xc + ih * s.W;
-      if (s.SW == 1) {
-        copy_floats(prow + s.PW, xr, s.W);
-        continue;
-      }
-      if (s.SW == 2) {  // even columns to one plane, odd to the other, 2L at a time
-        float* de = prow + (s.PW % 2) * d.plane + s.PW / 2;
-        float* dd = prow + ((s.PW + 1) % 2) * d.plane + (s.PW + 1) / 2;
-        int64_t k = 0;
-        for (; 2 * k + 2 * L <= s.W; k += L) {
-          V::R ev, od;
-          V::deinterleave2(V::load(xr + 2 * k), V::load(xr + 2 * k + L), &ev, &od);
-          V::store(de + k, ev);
-          V::store(dd + k, od);
-        }
-        for (; 2 * k < s.W; ++k) {
-          de[k] = xr[2 * k];
-          if (2 * k + 1 < s.W) dd[k] = xr[2 * k + 1];
-        }
-        continue;
-      }
-      // Column q = iw + PW goes to plane q % SW, index q / SW: counted, not divided.
-      int64_t qm = s.PW % s.SW, qd = s.PW / s.SW;
-      for (int64_t iw = 0; iw < s.W; ++iw) {
-        prow[qm * d.plane + qd] = xr[iw];
-        if (++qm == s.SW) {
-          qm = 0;
-          ++qd;
-        }
-      }
+      conv_detail::scatter_row_phases(xr, s.W, s.SW, s.PW, d.plane, prow);
     }
     for (int64_t f = 0; f < d.flat; f += 4 * L) {
       V::R a0 = V::zero(), a1 = V::zero(), a2 = V::zero(), a3 = V::zero();

@@ -62,7 +62,6 @@ constexpr Planes planes_of(const Conv2dShape& s, int64_t max_floats) {
 /// is left out.
 inline void fill_planes(const Conv2dShape& s, const Planes& d, int64_t oh0, const float* xc,
                         float* pc) {
-  constexpr int L = V::kLanes;
   zero_floats(pc, d.channel);
   const int64_t r0 = oh0 * s.SH;  // the band's first padded row
   const int64_t ih0 = r0 - s.PH > 0 ? r0 - s.PH : 0;
@@ -70,32 +69,8 @@ inline void fill_planes(const Conv2dShape& s, const Planes& d, int64_t oh0, cons
   const int64_t cols = d.Wq * s.SW - s.PW < s.W ? d.Wq * s.SW - s.PW : s.W;
   int64_t rm = (ih0 + s.PH - r0) % s.SH, rq = (ih0 + s.PH - r0) / s.SH;
   for (int64_t ih = ih0; ih < ih1; ++ih, rq += ++rm == s.SH, rm = rm == s.SH ? 0 : rm) {
-    float* prow = pc + rm * s.SW * d.plane + rq * d.Wq;
-    const float* xr = xc + ih * s.W;
-    if (s.SW == 1) {
-      copy_floats(prow + s.PW, xr, cols);
-      continue;
-    }
-    int64_t k = 0;
-    if (s.SW == 2) {  // even columns to one plane, odd to the other, 2L at a time
-      float* de = prow + (s.PW % 2) * d.plane + s.PW / 2;
-      float* dd = prow + ((s.PW + 1) % 2) * d.plane + (s.PW + 1) / 2;
-      for (; 2 * k + 2 * L <= cols; k += L) {
-        V::R ev, od;
-        V::deinterleave2(V::load(xr + 2 * k), V::load(xr + 2 * k + L), &ev, &od);
-        V::store(de + k, ev);
-        V::store(dd + k, od);
-      }
-      k *= 2;
-    }
-    int64_t qm = (k + s.PW) % s.SW, qd = (k + s.PW) / s.SW;
-    for (int64_t iw = k; iw < cols; ++iw) {
-      prow[qm * d.plane + qd] = xr[iw];
-      if (++qm == s.SW) {
-        qm = 0;
-        ++qd;
-      }
-    }
+    conv_detail::scatter_row_phases(xc + ih * s.W, cols, s.SW, s.PW, d.plane,
+                                    pc + rm * s.SW * d.plane + rq * d.Wq);
   }
 }
 
