@@ -42,10 +42,10 @@ if [[ ${KILN_SKIP_SANITIZE:-0} != 1 ]]; then
     tail -n 1 "$log"
   done
   # Each fuzz target for a short fixed time (scripts/fuzz.sh runs them longer).
-  KILN_FUZZ_BUILD=build-asan scripts/fuzz.sh "${KILN_CI_FUZZ_SECONDS:-10}" "${fuzz_targets[@]}"
-  # Every 30th node test through the sanitized compiler, its generated code sanitized too.
+  KILN_FUZZ_BUILD=build-asan scripts/fuzz.sh "${KILN_CI_FUZZ_SECONDS:-6}" "${fuzz_targets[@]}"
+  # Every 45th node test through the sanitized compiler, its generated code sanitized too.
   KILN_CXXFLAGS="-fsanitize=address,undefined -fno-sanitize-recover=all" \
     /usr/bin/python3 tests/conformance/run_node_tests.py --kiln build-asan/tools/kiln/kiln \
-    --every 30 -j 2 --timeout 600 --report build-asan/conformance-sample.json | tail -n 3
+    --every 45 -j 2 --timeout 600 --report build-asan/conformance-sample.json | tail -n 3
   echo "test.sh: sanitized stage took $(($(date +%s) - stage_start)) s"
 fi
