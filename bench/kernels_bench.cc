@@ -22,6 +22,7 @@
 
 #include "kiln_cpu/conv.h"
 #include "kiln_cpu/conv_direct.h"
+#include "kiln_cpu/conv_nhwc.h"
 #include "kiln_cpu/gemm.h"
 #include "kiln_cpu/parallel.h"
 #include "kiln_cpu/simd.h"
@@ -220,6 +221,24 @@ void BM_Depthwise(benchmark::State& state, int64_t C, int64_t HW, int64_t stride
   setFlopCounters(state, timer, 2.0 * double(C) * 9.0 * double(out * out));
 }
 
+/// depthwise_conv2d_nhwc_f32 on BM_Depthwise's problems (x, y in NHWC), with bias and Relu.
+void BM_DepthwiseNhwc(benchmark::State& state, int64_t C, int64_t HW, int64_t stride) {
+  const int64_t out = (HW + 2 - 3) / stride + 1;
+  const kiln_cpu::Conv2dShape s{1, C, HW, HW, C, 3, 3, out, out, stride, stride, 1, 1, 1, 1, C};
+  const std::vector<float> x = randomFloats(C * HW * HW, 6), w = randomFloats(C * 9, 7);
+  const std::vector<float> bias = randomFloats(C, 8);
+  std::vector<float> wp(size_t(C * 9)), y(size_t(C * out * out));
+  kiln_cpu::depthwise_nhwc_pack_weights(s, w.data(), wp.data());
+  const auto e = kiln_cpu::make_epilogue(kiln_ref::Relu{}, nullptr, nullptr, nullptr, 0);
+  const WallTimer timer;
+  for (auto _ : state) {
+    kiln_cpu::depthwise_conv2d_nhwc_f32(s, x.data(), wp.data(), bias.data(), y.data(), e,
+                                        benchPool());
+    benchmark::ClobberMemory();
+  }
+  setFlopCounters(state, timer, 2.0 * double(C) * 9.0 * double(out * out));
+}
+
 std::string dims(int64_t M, int64_t N, int64_t K) {
   return std::to_string(M) + "x" + std::to_string(N) + "x" + std::to_string(K);
 }
@@ -270,14 +289,26 @@ void registerAll() {
                                    BM_ConvDirect, c.C, c.HW, c.M, c.k, c.stride)
           ->UseRealTime()
           ->Unit(benchmark::kMillisecond);
-  benchmark::RegisterBenchmark("depthwise_f32/mobilenetv2_1x144x56x56_3x3", BM_Depthwise, 144, 56,
-                               1)
-      ->UseRealTime()
-      ->Unit(benchmark::kMillisecond);
-  benchmark::RegisterBenchmark("depthwise_f32/mobilenetv2_1x144x56x56_3x3s2", BM_Depthwise, 144, 56,
-                               2)
-      ->UseRealTime()
-      ->Unit(benchmark::kMillisecond);
+  // Depthwise 3x3 "same" (MobileNetV2's shapes), NCHW and NHWC on the same problems.
+  struct DwShape {
+    const char* name;
+    int64_t C, HW, stride;
+  };
+  const DwShape dws[] = {
+      {"mobilenetv2_1x144x56x56_3x3", 144, 56, 1},  {"mobilenetv2_1x144x56x56_3x3s2", 144, 56, 2},
+      {"mobilenetv2_1x576x14x14_3x3", 576, 14, 1},  {"mobilenetv2_1x960x7x7_3x3", 960, 7, 1},
+      {"mobilenetv2_1x32x112x112_3x3", 32, 112, 1}, {"mobilenetv2_1x96x112x112_3x3s2", 96, 112, 2},
+  };
+  for (const DwShape& d : dws) {
+    benchmark::RegisterBenchmark((std::string("depthwise_f32/") + d.name).c_str(), BM_Depthwise,
+                                 d.C, d.HW, d.stride)
+        ->UseRealTime()
+        ->Unit(benchmark::kMicrosecond);
+    benchmark::RegisterBenchmark((std::string("depthwise_nhwc_f32/") + d.name).c_str(),
+                                 BM_DepthwiseNhwc, d.C, d.HW, d.stride)
+        ->UseRealTime()
+        ->Unit(benchmark::kMicrosecond);
+  }
 }
 
 }  // namespace

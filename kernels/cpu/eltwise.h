@@ -3,6 +3,8 @@
 // inputs, so results are identical at any thread count).
 //   sigmoid_f32              y = 1 / (1 + exp(-x)) with kiln_cpu::vsigmoid (vmath.h bounds)
 //   global_average_pool_f32  y[p] = mean of plane p: lane sums, then the tail, in one order
+//   mean_middle_f32          y[o][i] = mean over m of x[o][m][i] (ReduceMean over a run of
+//                            middle axes, e.g. channels-last GlobalAveragePool): vectors of i
 #pragma once
 
 #include <cstdint>
@@ -31,6 +33,39 @@ inline void map_f32(int64_t n, const float* x, float* y, F f, ThreadPool* pool) 
 inline void sigmoid_f32(int64_t n, const float* x, float* y, ThreadPool* pool) {
   map_f32(
       n, x, y, [](V::R v) { return vsigmoid(v); }, pool);
+}
+
+/// y[o][i] = (sum over m < mid of x[o][m][i], in order of m) / mid, vectorized over i. Units:
+/// (o, block of i), each output summed by one thread in one order.
+inline void mean_middle_f32(int64_t outer, int64_t mid, int64_t inner, const float* x, float* y,
+                            ThreadPool* pool) {
+  constexpr int L = V::kLanes;
+  constexpr int64_t kBlock = 4 * L;  // four accumulators in flight
+  const int64_t blocks = (inner + kBlock - 1) / kBlock;
+  const V::R scale = V::set1(1.0f / float(mid));
+  parallel_for(pool, outer * blocks, [&](int64_t u, int) {
+    const int64_t o = u / blocks, i0 = (u % blocks) * kBlock;
+    const int64_t n = inner - i0 < kBlock ? inner - i0 : kBlock;
+    const float* xo = x + o * mid * inner + i0;
+    V::R acc[4] = {V::zero(), V::zero(), V::zero(), V::zero()};
+    const int vecs = int((n + L - 1) / L);
+    for (int64_t m = 0; m < mid; ++m) {
+      const float* r = xo + m * inner;
+      for (int v = 0; v < vecs; ++v) {
+        const int cnt = int(n - v * L < L ? n - v * L : L);
+        acc[v] = V::add(acc[v], cnt == L ? V::load(r + v * L) : V::load(r + v * L, cnt));
+      }
+    }
+    float* yo = y + o * inner + i0;
+    for (int v = 0; v < vecs; ++v) {
+      const int cnt = int(n - v * L < L ? n - v * L : L);
+      const V::R mean = V::mul(acc[v], scale);
+      if (cnt == L)
+        V::store(yo + v * L, mean);
+      else
+        V::store(yo + v * L, mean, cnt);
+    }
+  });
 }
 
 /// GlobalAveragePool over `planes` planes of `spatial` values.

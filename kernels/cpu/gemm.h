@@ -146,37 +146,41 @@ inline void finish_row(V::R v0, V::R v1, float* c, int cols, bool accumulate, bo
 /// C[0:R, 0:cols] (+)= A[0:R, 0:kc] * B[0:kc, 0:cols] from a packed A strip (ap[k * kMR + r])
 /// and a B panel (bp[k * kNR + col]). accumulate: add to what C holds (a later k block);
 /// last: the final k block, apply the epilogue. (m, n): the tile's origin in the whole output.
-/// One k step of a tile: acc{0,1}[r] += a[r] * b[0:2L) for the R rows (NV = 1: b[0:L) only).
-/// Inlined into the k loops, so the accumulators stay in registers.
+/// One k step of a tile: acc{0,1}[r] += a[r * as] * b[0:2L) for the R rows (NV = 1: b[0:L)
+/// only); as = 1 for a packed A strip, lda for a row-major A read in place. Inlined into the k
+/// loops, so the accumulators stay in registers.
 template <int R, int NV>
 __attribute__((always_inline)) inline void rank1(const float* ap, const float* bp, V::R* acc0,
-                                                 V::R* acc1) {
+                                                 V::R* acc1, int64_t as = 1) {
   const V::R b0 = V::load(bp);
   if constexpr (NV == 2) {
     const V::R b1 = V::load(bp + V::kLanes);
     KILN_CPU_UNROLL
     for (int r = 0; r < R; ++r) {
-      const V::R av = V::set1(ap[r]);
+      const V::R av = V::set1(ap[r * as]);
       acc0[r] = V::fma(av, b0, acc0[r]);
       acc1[r] = V::fma(av, b1, acc1[r]);
     }
   } else {
     KILN_CPU_UNROLL
-    for (int r = 0; r < R; ++r) acc0[r] = V::fma(V::set1(ap[r]), b0, acc0[r]);
+    for (int r = 0; r < R; ++r) acc0[r] = V::fma(V::set1(ap[r * as]), b0, acc0[r]);
   }
 }
 
-template <int R, int NV, class Act>
-inline void micro(int64_t kc, const float* ap, const float* bp, float* c, int64_t ldc, int cols,
-                  bool accumulate, bool last, const Epilogue<Act>& e, int64_t m, int64_t n) {
+/// RowA: A is row-major (element (r, k) at ap[r * lda + k]), read in place; else a packed
+/// strip (ap[k * kMR + r]).
+template <int R, int NV, bool RowA, class Act>
+inline void micro(int64_t kc, const float* ap, int64_t lda, const float* bp, float* c,
+                  int64_t ldc, int cols, bool accumulate, bool last, const Epilogue<Act>& e,
+                  int64_t m, int64_t n) {
   // The row loops must unroll fully so the accumulators live in registers. NV = 1: the tile
   // has at most L columns, so the second vector of the panel (all zeros) is not multiplied.
   V::R acc0[R], acc1[R];
   KILN_CPU_UNROLL
   for (int r = 0; r < R; ++r) acc0[r] = acc1[r] = V::zero();
   for (int64_t k = 0; k < kc; ++k) {
-    rank1<R, NV>(ap, bp, acc0, acc1);
-    ap += kMR;
+    rank1<R, NV>(ap, bp, acc0, acc1, RowA ? lda : 1);
+    ap += RowA ? 1 : kMR;
     bp += kNR;
   }
   KILN_CPU_UNROLL
@@ -184,18 +188,19 @@ inline void micro(int64_t kc, const float* ap, const float* bp, float* c, int64_
     finish_row(acc0[r], acc1[r], c + r * ldc, cols, accumulate, last, e, m + r, n);
 }
 
-template <int R, class Act>
-inline void micro_rows(int rows, int64_t kc, const float* ap, const float* bp, float* c,
-                       int64_t ldc, int cols, bool accumulate, bool last, const Epilogue<Act>& e,
-                       int64_t m, int64_t n) {
+template <int R, bool RowA, class Act>
+inline void micro_rows(int rows, int64_t kc, const float* ap, int64_t lda, const float* bp,
+                       float* c, int64_t ldc, int cols, bool accumulate, bool last,
+                       const Epilogue<Act>& e, int64_t m, int64_t n) {
   if constexpr (R > 1) {
     if (rows < R)
-      return micro_rows<R - 1>(rows, kc, ap, bp, c, ldc, cols, accumulate, last, e, m, n);
+      return micro_rows<R - 1, RowA>(rows, kc, ap, lda, bp, c, ldc, cols, accumulate, last, e,
+                                     m, n);
   }
   if (cols <= V::kLanes)
-    micro<R, 1>(kc, ap, bp, c, ldc, cols, accumulate, last, e, m, n);
+    micro<R, 1, RowA>(kc, ap, lda, bp, c, ldc, cols, accumulate, last, e, m, n);
   else
-    micro<R, 2>(kc, ap, bp, c, ldc, cols, accumulate, last, e, m, n);
+    micro<R, 2, RowA>(kc, ap, lda, bp, c, ldc, cols, accumulate, last, e, m, n);
 }
 
 /// How gemm_packed_a splits C[M, N] into work units: column blocks of `block` columns (a
@@ -295,10 +300,11 @@ struct Panels {
 /// (pack_a); B comes from `panel(k0, kc, n0, nc, buf)`, which returns the block of rows
 /// [k0, k0 + kc) x columns [n0, n0 + nc) as panels, packing into buf (gemm_pack_floats(N, K) floats
 /// of this thread's scratch) when it must. Work units are column blocks x row chunks.
-template <class Act, class PanelFn>
+/// RowA: `ap` is A itself, row-major with leading dimension lda, read in place (no packing).
+template <bool RowA = false, class Act, class PanelFn>
 inline void gemm_packed_a(int64_t M, int64_t N, int64_t K, const float* ap, PanelFn panel,
                           float* c, int64_t ldc, const Epilogue<Act>& e, float* scratch,
-                          ThreadPool* pool) {
+                          ThreadPool* pool, int64_t lda = 0) {
   if (M <= 0 || N <= 0) return;
   const gemm_detail::GemmSplit split = gemm_detail::gemm_split(M, N, pool ? pool->size() : 1);
   const int64_t block = split.block, m_chunk = split.m_chunk;
@@ -323,9 +329,9 @@ inline void gemm_packed_a(int64_t M, int64_t N, int64_t K, const float* ap, Pane
           const float* bj = bp.p + (j / kNR) * bp.stride;
           for (int64_t m = mc0; m < mc1; m += kMR) {
             const int rows = int(mc1 - m < kMR ? mc1 - m : kMR);
-            gemm_detail::micro_rows<kMR>(rows, kc, ap + packed_a_index(M, K, m / kMR, k0, 0),
-                                         bj, c + m * ldc + n0 + j, ldc, cols, accumulate, last, e,
-                                         m, n0 + j);
+            const float* am = RowA ? ap + m * lda + k0 : ap + packed_a_index(M, K, m / kMR, k0, 0);
+            gemm_detail::micro_rows<kMR, RowA>(rows, kc, am, lda, bj, c + m * ldc + n0 + j, ldc,
+                                               cols, accumulate, last, e, m, n0 + j);
           }
         }
       }
@@ -385,6 +391,22 @@ inline void gemm_f32_packed_b(int64_t M, int64_t N, int64_t K, const float* a, i
         return Panels{b_panels + (n0 / kNR * K + k0) * kNR, K * kNR};
       },
       c, ldc, e, nullptr, pool);
+}
+
+/// C = A * B (+ epilogue) with A row-major (lda) read in place, not packed, and B packed by
+/// pack_b_panels: no scratch. For products whose A is used once and has few columns, such as
+/// a channels-last 1x1 conv (A: the pixels x input channels), where packing A would cost as
+/// much as the product. Same sums in the same order as gemm_f32_packed_b (bit-identical).
+template <class Act>
+inline void gemm_f32_rowa_packed_b(int64_t M, int64_t N, int64_t K, const float* a, int64_t lda,
+                                   const float* b_panels, float* c, int64_t ldc,
+                                   const Epilogue<Act>& e, ThreadPool* pool) {
+  gemm_packed_a<true>(
+      M, N, K, a,
+      [&](int64_t k0, int64_t, int64_t n0, int64_t, float*) {
+        return Panels{b_panels + (n0 / kNR * K + k0) * kNR, K * kNR};
+      },
+      c, ldc, e, nullptr, pool, lda);
 }
 
 /// Batched MatMul with numpy broadcasting (the geometry of kiln_ref::matmul: batch dims,

@@ -19,7 +19,7 @@ int64_t estimateFlops(const Node& n) {
   if (n.numOutputs() == 0 || !n.output(0)) return 0;
   auto y = dims(n.output(0));
   if (y.empty() && !n.output(0)->shape().isStatic()) return 0;
-  if ((op == "Conv" || op == "FusedConv") && n.numInputs() > 1) {
+  if ((op == "Conv" || op == "FusedConv" || op == "NhwcConv") && n.numInputs() > 1) {
     auto w = dims(n.input(1));
     if (w.size() < 3) return 0;
     return 2 * product(y, 0) * product(w, 1);  // each output: C/group * kernel taps

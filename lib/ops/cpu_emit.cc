@@ -104,14 +104,22 @@ void useCpuHeaders(EmitContext& ctx, const char* header) {
 }
 
 /// C[rows, N] = A[rows, K] (the node's input 0, row-major) * B, with B (element (k, n) at
-/// b[k * sk + n * sn], a compile-time constant) packed into the target's panels here.
+/// b[k * sk + n * sn], a compile-time constant) packed into the target's panels here. rowA: A
+/// is read in place (kiln_cpu::gemm_f32_rowa_packed_b), else packed at run time.
 void emitPackedB(EmitContext& ctx, int64_t rows, int64_t N, int64_t K, const float* b, int64_t sk,
-                 int64_t sn, const std::string& epi) {
+                 int64_t sn, const std::string& epi, bool rowA = false) {
   const Target& target = ctx.target();
   const Tiles tiles = tilesFor(target);
   std::vector<float> panels = packBPanels(b, K, N, sk, sn, tiles);
   std::string bp =
       ctx.derivedWeight(Tensor::fromVector(DType::F32, {int64_t(panels.size())}, panels));
+  if (rowA) {
+    ctx.call("kiln_cpu::gemm_f32_rowa_packed_b__" + tileName(target),
+             tileCheck(target) +
+                 fmt::format("kiln_cpu::gemm_f32_rowa_packed_b({}, {}, {}, {}, {}, {}, {}, {}, {}, {});",
+                             rows, N, K, ctx.input(0), K, bp, ctx.output(0), N, epi, ctx.threadPool()));
+    return;
+  }
   std::string scratch = floatScratch(ctx, packedAFloats(rows, K, tiles));
   ctx.call("kiln_cpu::gemm_f32_packed_b__" + tileName(target),
            tileCheck(target) +
@@ -259,6 +267,57 @@ Expected<bool> emitCpuConv(const Node& n, EmitContext& ctx, bool fused) {
            tileCheck(target) + fmt::format("kiln_cpu::conv2d_f32({}, {}, {}, {}, {}, {}, {}, {});",
                                            shape, ctx.input(0), wp, bias, ctx.output(0), epi,
                                            scratch, ctx.threadPool()));
+  return true;
+}
+
+Expected<bool> emitCpuNhwcConv(const Node& n, EmitContext& ctx) {
+  if (!ctx.target().optimizedKernels() || !allF32(n)) return false;
+  const Tensor* wt = ctx.value(1);
+  if (!wt) return false;
+  auto x = n.input(0)->shape().staticDims();
+  auto wd = n.input(1)->shape().staticDims();
+  auto y = n.output(0)->shape().staticDims();
+  if (x.size() != 4 || wd.size() != 4 || y.size() != 4) return false;
+  for (const auto* dims : {&x, &wd, &y})
+    for (int64_t d : *dims)
+      if (d <= 0) return false;
+  // [N, H, W, C] and [N, OH, OW, M] seen channels-first for the window's geometry.
+  SlidingWindow w = slidingWindowOf(n, {x[0], x[3], x[1], x[2]}, {y[0], y[3], y[1], y[2]},
+                                    {wd[2], wd[3]});
+  if (!w.valid()) return false;
+  const int64_t group = n.attrInt("group", 1), C = x[3], M = y[3];
+  std::string epiAct = activationOf(n, true);
+  std::string residual = n.numInputs() > 3 && n.input(3) ? ctx.input(3) : nullFloat();
+  const float* wsrc = wt->data<float>();
+  const bool pointwise = wd[2] == 1 && wd[3] == 1 && group == 1 && w.strides == std::vector<int64_t>{1, 1} &&
+                         std::all_of(w.pads.begin(), w.pads.end(), [](int64_t p) { return p == 0; });
+  if (pointwise) {
+    // y[N*H*W, M] = x[N*H*W, C] * W^T: the weights are B, packed at compile time.
+    std::string bias = n.input(2) ? ctx.input(2) : nullFloat();
+    useCpuHeaders(ctx, "kiln_cpu/gemm.h");
+    emitPackedB(ctx, x[0] * x[1] * x[2], M, C, wsrc, 1, C,
+                fmt::format("kiln_cpu::make_epilogue({}, {}, {}, {}, {})", epiAct, nullFloat(),
+                            bias, residual, M),
+                /*rowA=*/true);
+    return true;
+  }
+  if (group != C || M != C || wd[1] != 1) return false;
+  // Depthwise: the filter tap-major, [KH * KW, C] (kiln_cpu::depthwise_nhwc_pack_weights).
+  const int64_t taps = wd[2] * wd[3];
+  std::vector<float> packed(size_t(taps * C));
+  for (int64_t c = 0; c < C; ++c)
+    for (int64_t t = 0; t < taps; ++t) packed[size_t(t * C + c)] = wsrc[c * taps + t];
+  std::string wp = ctx.derivedWeight(Tensor::fromVector(DType::F32, {taps * C}, packed));
+  std::vector<int64_t> s = {x[0],         C,           x[1],         x[2],        M,
+                            wd[2],        wd[3],       y[1],         y[2],        w.strides[0],
+                            w.strides[1], w.dilations[0], w.dilations[1], w.pads[0], w.pads[1],
+                            group};
+  useCpuHeaders(ctx, "kiln_cpu/conv_nhwc.h");
+  ctx.call("kiln_cpu::depthwise_conv2d_nhwc_f32__" + ctx.target().kernelIsa(),
+           fmt::format("kiln_cpu::depthwise_conv2d_nhwc_f32(kiln_cpu::Conv2dShape{{{}}}, {}, {}, "
+                       "{}, {}, kiln_cpu::make_epilogue({}, {}, {}, {}, 0), {});",
+                       fmt::join(s, ", "), ctx.input(0), wp, n.input(2) ? ctx.input(2) : nullFloat(),
+                       ctx.output(0), epiAct, nullFloat(), nullFloat(), residual, ctx.threadPool()));
   return true;
 }
 

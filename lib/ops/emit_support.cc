@@ -129,9 +129,12 @@ bool SlidingWindow::valid() const {
 }
 
 SlidingWindow slidingWindowOf(const Node& n, const std::vector<int64_t>& kernel) {
+  return slidingWindowOf(n, staticDims(n.input(0)), staticDims(n.output(0)), kernel);
+}
+
+SlidingWindow slidingWindowOf(const Node& n, const std::vector<int64_t>& x,
+                              const std::vector<int64_t>& y, const std::vector<int64_t>& kernel) {
   SlidingWindow w;
-  auto x = staticDims(n.input(0));
-  auto y = staticDims(n.output(0));
   w.rank = int(x.size()) - 2;
   if (w.rank < 1 || y.size() != x.size()) return w;
   w.in.assign(x.begin() + 2, x.end());

@@ -42,6 +42,10 @@ struct SlidingWindow {
   bool valid() const;
 };
 SlidingWindow slidingWindowOf(const Node& n, const std::vector<int64_t>& kernel);
+/// The same for input dims `x` and output dims `y` given in channels-first order (for a node
+/// whose tensors are in another layout, e.g. kiln.NhwcConv).
+SlidingWindow slidingWindowOf(const Node& n, const std::vector<int64_t>& x,
+                              const std::vector<int64_t>& y, const std::vector<int64_t>& kernel);
 
 /// Batched matmul geometry for the kiln_ref::matmul family: 1-D operands promoted, numpy
 /// broadcasting of the batch dims expressed as per-operand element strides (0 on broadcast).

@@ -65,6 +65,43 @@ struct FusedConvOp {
   }
 };
 
+/// `s` with its axes permuted: result[i] = s[perm[i]] (rank-4 shapes only).
+Shape permuted(const Shape& s, const int (&perm)[4]) {
+  std::vector<Dim> d;
+  for (int p : perm) d.push_back(s[size_t(p)]);
+  return Shape(std::move(d));
+}
+
+// NhwcConv(X [N, H, W, C], W [M, C/group, KH, KW], B?, R? [N, OH, OW, M]): FusedConv on
+// channels-last data, the form the layout pass gives the convs of an NHWC region. The
+// weights keep ONNX's layout in the IR; the emitter packs them for the kernel.
+struct NhwcConvOp {
+  static constexpr std::string_view kName = "NhwcConv";
+  static constexpr std::string_view kDomain = kKilnDomain;
+  static OpSchema schema() { return FusedConvOp::schema(); }
+  static Types inferTypes(const InferContext& ctx) {
+    const TensorType& x = ctx.in(0);
+    if (!x.shape.rankKnown() || x.shape.rank() != 4)
+      return ctx.error("the input {} must be a rank-4 [N, H, W, C] tensor", toString(x));
+    static constexpr int kToNchw[4] = {0, 3, 1, 2}, kToNhwc[4] = {0, 2, 3, 1};
+    std::vector<TensorType> ins = {TensorType{x.dtype, permuted(x.shape, kToNchw)}};
+    std::vector<const Tensor*> vals = {nullptr};
+    for (size_t i = 1; i < 3 && i < ctx.numInputs(); ++i) {
+      ins.push_back(ctx.in(i));
+      vals.push_back(ctx.value(i));
+    }
+    InferContext inner(ctx.node(), ins, vals, nullptr);
+    const OpDef* conv = OpRegistry::builtin().find("", "Conv");
+    if (!conv) return ctx.error("no definition of Conv");
+    KILN_ASSIGN_OR_RETURN(auto outs, conv->inferTypes(inner));
+    if (!outs[0].shape.rankKnown() || outs[0].shape.rank() != 4)
+      return ctx.error("the output {} is not rank 4", toString(outs[0]));
+    outs[0].shape = permuted(outs[0].shape, kToNhwc);
+    KILN_RETURN_IF_ERROR(checkResidual(ctx, 3, outs[0]));
+    return outs;
+  }
+};
+
 // FusedGemm(A, B, C?, R?): act(Gemm(A, B, C) + R).
 struct FusedGemmOp {
   static constexpr std::string_view kName = "FusedGemm";
@@ -182,6 +219,7 @@ void registerFusedOps(OpRegistry& r) {
   r.add<FusedConvOp>();
   r.add<FusedGemmOp>();
   r.add<FusedMatMulOp>();
+  r.add<NhwcConvOp>();
   r.add<ElementwiseOp>();
 }
 

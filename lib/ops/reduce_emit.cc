@@ -1,5 +1,7 @@
 // Emit facets for the reductions (ReduceSum/Mean/Max/Min/Prod/L1/L2/SumSquare/LogSum/
 // LogSumExp) and ArgMax/ArgMin: calls of kernels/ref/reduce.h.
+#include <algorithm>
+
 #include "emit_support.h"
 
 namespace kiln {
@@ -73,6 +75,30 @@ Status emitReduce(const Node& n, EmitContext& ctx) {
     int64_t bytes = *dtypeStorageBytes(n.input(0)->dtype(), staticNumel(n.input(0)));
     ctx.call("memcpy", fmt::format("std::memcpy({}, {}, {});", ctx.output(0), ctx.input(0), bytes));
     return Status();
+  }
+  if (n.opType() == "ReduceMean" && n.input(0)->dtype() == DType::F32 && mask.prelude.empty() &&
+      ctx.target().optimizedKernels()) {
+    // One run of reduced axes with more than one element after it (e.g. a channels-last
+    // GlobalAveragePool): kiln_cpu::mean_middle_f32, vectorized over the trailing axes.
+    std::vector<int64_t> reduced(x.size(), 0);
+    for (int64_t a : n.numInputs() > 1 && n.input(1) ? constInts(ctx, n, 1).value_or(std::vector<int64_t>{})
+                                                     : n.attrInts("axes", {}))
+      if (auto na = axisIn(a, int64_t(x.size()))) reduced[size_t(*na)] = 1;
+    size_t b = 0, e = x.size();
+    while (b < x.size() && !reduced[b]) ++b;
+    e = b;
+    while (e < x.size() && reduced[e]) ++e;
+    const bool oneRun = b < e && std::all_of(reduced.begin() + long(e), reduced.end(),
+                                             [](int64_t r) { return r == 0; });
+    const int64_t inner = dimsProduct(x, e, x.size()), mid = dimsProduct(x, b, e);
+    if (oneRun && inner > 1 && mid > 0) {
+      ctx.useHeader("kiln_cpu/eltwise.h");
+      ctx.call("kiln_cpu::mean_middle_f32__" + ctx.target().kernelIsa(),
+               fmt::format("kiln_cpu::mean_middle_f32({}, {}, {}, {}, {}, {});",
+                           dimsProduct(x, 0, b), mid, inner, ctx.input(0), ctx.output(0),
+                           ctx.threadPool()));
+      return Status();
+    }
   }
   std::string dims = ctx.constArray(x);
   std::string call;

@@ -26,6 +26,7 @@ const PassEntry kPasses[] = {
     {"fuse-patterns", makeFusePatternsPass},
     {"fuse-epilogue", makeFuseEpiloguePass},
     {"fuse-elementwise", makeFuseElementwisePass},
+    {"layout", makeLayoutPass},
 };
 
 void printIR(std::ostream& os, const Graph& g, const std::string& when) {
@@ -58,6 +59,8 @@ std::vector<std::string> pipelineFor(int optLevel) {
                           "dce", "fuse-epilogue", "fuse-elementwise", "dce"})
       p.push_back(s);
   }
+  if (optLevel >= 3)
+    for (const char* s : {"layout", "canonicalize", "dce"}) p.push_back(s);
   return p;
 }
 

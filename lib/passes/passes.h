@@ -17,6 +17,7 @@ std::unique_ptr<Pass> makeFuseBatchNormPass();
 std::unique_ptr<Pass> makeFuseEpiloguePass();
 std::unique_ptr<Pass> makeFuseElementwisePass();
 std::unique_ptr<Pass> makeFusePatternsPass();
+std::unique_ptr<Pass> makeLayoutPass();
 
 // ---- helpers for patterns ----
 

@@ -116,9 +116,20 @@ void checkGemm(const GemmCase& g, Act act, Data data, uint64_t seed) {
     return c;
   };
 
+  auto runRowA = [&](kiln_cpu::ThreadPool* p) {  // A read in place: no scratch at all
+    Vec panels(size_t(kiln_cpu::packed_b_floats(K, N)));
+    kiln_cpu::pack_b_panels(bc.data(), K, N, panels.data());
+    Vec c(size_t(c_floats + kGuard), kSentinel);
+    kiln_cpu::gemm_f32_rowa_packed_b(M, N, K, a.data(), lda, panels.data(), c.data(), ldc, e, p);
+    EXPECT_TRUE(untouched(c, M, N, ldc, c_floats)) << "rowa_packed_b";
+    return c;
+  };
+
   const Vec base = runF32(nullptr);
   EXPECT_TRUE(near(want, base, M, N, ldc, data == Data::kRandom ? &tol : nullptr));
   EXPECT_TRUE(identical(base, runPackedB(nullptr))) << "gemm_f32_packed_b vs gemm_f32";
+  EXPECT_TRUE(identical(base, runRowA(nullptr))) << "gemm_f32_rowa_packed_b vs gemm_f32";
+  EXPECT_TRUE(identical(base, runRowA(threadPool(2)))) << "gemm_f32_rowa_packed_b, 2 threads";
   for (int t = 1; t <= 3; ++t)
     EXPECT_TRUE(identical(base, runF32(threadPool(t)))) << t << " threads";
   EXPECT_TRUE(identical(base, runPackedB(threadPool(3)))) << "gemm_f32_packed_b, 3 threads";

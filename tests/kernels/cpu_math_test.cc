@@ -4,6 +4,7 @@
 // the vector width, with NaN/inf rows, null optional arguments and 1, 2 and 3 threads.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -13,6 +14,7 @@
 #include "cpu_kernels_check.h"
 #include "kiln_cpu/eltwise.h"
 #include "kiln_cpu/rowwise.h"
+#include "kiln_cpu/transpose.h"
 #include "kiln_cpu/vmath.h"
 #include "kiln_ref/norm.h"
 #include "kiln_ref/pool.h"
@@ -230,6 +232,52 @@ TEST(CpuEltwise, SigmoidAndGlobalAveragePoolMatchReference) {
     for (int64_t p = 0; p < planes; ++p)
       EXPECT_NEAR(got[size_t(p)], want[size_t(p)], 1e-6 * double(spatial))
           << planes << "x" << spatial;
+  }
+}
+
+// mean_middle_f32: a channels-last GlobalAveragePool (and ReduceMean over middle axes), every
+// inner width around the vector blocks, identical at any thread count.
+TEST(CpuEltwise, MeanMiddle) {
+  Rng rng(5);
+  for (auto [outer, mid, inner] : {std::array<int64_t, 3>{1, 1, 2}, {2, 49, 3}, {3, 7, V::kLanes},
+                                   {1, 9, 4 * V::kLanes + 1}, {2, 400, 96}, {1, 5, 300}}) {
+    const Vec x = filled(outer * mid * inner, Data::kRandom, rng);
+    Vec first;
+    for (int threads : {1, 2, 3}) {
+      Vec got(size_t(outer * inner + kGuard), kSentinel);
+      kiln_cpu::mean_middle_f32(outer, mid, inner, x.data(), got.data(),
+                                threads == 1 ? nullptr : threadPool(threads));
+      EXPECT_TRUE(untouched(got, 0, 0, 0, outer * inner));
+      for (int64_t o = 0; o < outer; ++o)
+        for (int64_t i = 0; i < inner; ++i) {
+          double sum = 0;
+          for (int64_t m = 0; m < mid; ++m) sum += x[size_t((o * mid + m) * inner + i)];
+          ASSERT_NEAR(got[size_t(o * inner + i)], sum / double(mid), 1e-6 * double(mid))
+              << outer << "x" << mid << "x" << inner << " at " << o << "," << i;
+        }
+      if (first.empty()) first = got;
+      EXPECT_TRUE(identical(first, got)) << threads << " threads";
+    }
+  }
+}
+
+// transpose_2d: exact, on tile edges and ragged sizes, batched, any thread count.
+TEST(CpuEltwise, Transpose2d) {
+  Rng rng(6);
+  for (auto [batch, rows, cols] : {std::array<int64_t, 3>{1, 1, 1}, {1, 16, 16}, {2, 17, 33},
+                                   {1, 32, 12544}, {3, 49, 7}, {1, 300, 257}}) {
+    const Vec x = filled(batch * rows * cols, Data::kRandom, rng);
+    for (int threads : {1, 2, 3}) {
+      Vec got(size_t(batch * rows * cols + kGuard), kSentinel);
+      kiln_cpu::transpose_2d<float>(batch, rows, cols, x.data(), got.data(),
+                                    threads == 1 ? nullptr : threadPool(threads));
+      EXPECT_TRUE(untouched(got, 0, 0, 0, batch * rows * cols));
+      for (int64_t b = 0; b < batch; ++b)
+        for (int64_t i = 0; i < rows; ++i)
+          for (int64_t j = 0; j < cols; ++j)
+            ASSERT_EQ(got[size_t((b * cols + j) * rows + i)], x[size_t((b * rows + i) * cols + j)])
+                << batch << "x" << rows << "x" << cols << " at " << b << "," << i << "," << j;
+    }
   }
 }
 

@@ -12,6 +12,7 @@ of `kiln run` must match ONNX Runtime's (rtol 1e-5, atol 1e-6). Exits 1 naming e
 """
 import argparse
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -104,6 +105,47 @@ CASES.append(("attention_scores_scale_mask", h.make_graph([
      "v": rng.standard_normal((2, 4, 10, 8)).astype(np.float32)}, 17, ["kiln::Attention"],
     ["Softmax", "Div", "MatMul"]))
 
+# A depthwise-separable block the layout pass runs channels-last: 1x1 conv, Relu, depthwise
+# 3x3 stride 2 with bias, Clip, a per-channel scale and shift (one kiln.Elementwise), a residual Add of another 1x1 conv's
+# output, GlobalAveragePool. The middle value is a second graph output (leaves the region).
+CASES.append(("layout_nhwc_region", h.make_graph([
+    h.make_node("Conv", ["xi", "w1"], ["c1"]),
+    h.make_node("Relu", ["c1"], ["r1"]),
+    h.make_node("Conv", ["r1", "wd", "bd"], ["d"], group=32, kernel_shape=[3, 3], strides=[2, 2],
+                pads=[1, 1, 1, 1]),
+    h.make_node("Clip", ["d", "lo", "hi"], ["k"]),
+    h.make_node("Mul", ["k", "scale"], ["ks"]),
+    h.make_node("Add", ["ks", "shift"], ["mid"]),
+    h.make_node("Conv", ["mid", "w2"], ["c2"]),
+    h.make_node("Add", ["c2", "mid"], ["s"]),
+    h.make_node("GlobalAveragePool", ["s"], ["y"]),
+], "g", [h.make_tensor_value_info("xi", T.FLOAT, [2, 16, 9, 7])],
+    [y_info(2, 32, 1, 1), h.make_tensor_value_info("mid", T.FLOAT, [2, 32, 5, 4])],
+    [const("w1", rng.standard_normal((32, 16, 1, 1)) * 0.3),
+     const("wd", rng.standard_normal((32, 1, 3, 3)) * 0.3), const("bd", rng.standard_normal(32)),
+     const("lo", 0.0), const("hi", 6.0), const("scale", rng.standard_normal((32, 1, 1))),
+     const("shift", rng.standard_normal((1, 32, 1, 1))),
+     const("w2", rng.standard_normal((32, 32, 1, 1)) * 0.2)]),
+    {"xi": rng.standard_normal((2, 16, 9, 7)).astype(np.float32)}, 17,
+    ["kiln::NhwcConv", "kiln::Elementwise", "Transpose", "ReduceMean"],
+    ["Conv", "kiln::FusedConv", "GlobalAveragePool"]))
+
+# Transposes the tiled kernel takes (a batched swap of two blocks of axes once size-1 axes are
+# dropped) and ones it must not (a size-1 axis moved only, three blocks rotated).
+t_in = rng.standard_normal((2, 1, 3, 4)).astype(np.float32)
+CASES.append(("transpose_blocks", h.make_graph([
+    h.make_node("Transpose", ["t"], ["y"], perm=[3, 1, 0, 2]),
+    h.make_node("Transpose", ["t"], ["a"], perm=[0, 2, 3, 1]),
+    h.make_node("Transpose", ["t"], ["b"], perm=[1, 0, 2, 3]),
+    h.make_node("Transpose", ["t"], ["c"], perm=[2, 3, 1, 0]),
+    h.make_node("Transpose", ["t"], ["d"], perm=[0, 1, 3, 2]),
+    h.make_node("Transpose", ["t"], ["e"], perm=[2, 0, 3, 1]),
+], "g", [h.make_tensor_value_info("t", T.FLOAT, [2, 1, 3, 4])],
+    [y_info(4, 1, 2, 3)] + [h.make_tensor_value_info(n, T.FLOAT, d) for n, d in
+                            [("a", [2, 3, 4, 1]), ("b", [1, 2, 3, 4]), ("c", [3, 4, 1, 2]),
+                             ("d", [2, 1, 4, 3]), ("e", [3, 2, 4, 1])]], []),
+    {"t": t_in}, 17, [], []))
+
 TORCH_BLOCK = r'''
 import sys, torch, torch.nn as nn
 torch.manual_seed(3)
@@ -128,8 +170,9 @@ def opt_ops(kiln, model):
         raise RuntimeError(out.stderr.strip())
     ops = set()
     for line in out.stdout.splitlines():
-        if " = " in line and not line.lstrip().startswith("const"):
-            ops.add(line.split(" = ", 1)[1].split("(", 1)[0].strip())
+        m = re.search(r"=\s*([A-Za-z_][\w:]*)\(", line)  # past annotations such as #{layout = "NHWC"}
+        if m and not line.lstrip().startswith("const"):
+            ops.add(m.group(1))
     return ops
 
 

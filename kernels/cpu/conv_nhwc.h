@@ -1,0 +1,402 @@
+// kiln optimized CPU kernels: f32 depthwise convolution on NHWC data (channels contiguous), for
+// the compiler's NHWC regions of depthwise-separable networks (MobileNetV2, PP-OCR).
+//  * depthwise_conv2d_nhwc_f32: group == C == M, one filter per channel, vectorized across
+//    channels. 3x3 filters with column dilation 1 and column stride 1 or 2 (MobileNet's) take
+//    the sliding-window path: per output row and channel vector the 9 weight vectors stay in
+//    registers, and each tile of kNhwcSlidePixels pixels loads every input column of its
+//    windows once per window row. Other shapes take the general path: tiles of kNhwcPixels
+//    pixels x kNhwcVectors channel vectors, each tap's weight vectors loaded once per tile and
+//    reused by every pixel. In both, pixels whose window columns all lie inside the input run
+//    without column checks; border pixels skip the taps that leave it (zero padding). The
+//    channel tail uses masked loads and stores: nothing past x, w, bias, residual or y is read
+//    or written.
+//  * depthwise_nhwc_pack_weights: ONNX's [C, 1, KH, KW] filter, tap-major ([KH * KW][C]).
+// Per output the sum runs from 0 over the in-bounds taps in order (row i, then column j), then
+// adds bias, then residual, then applies the activation (in registers when ActInRegister has
+// it, else scalar over the stored values). Work is split over (image, output row, channel
+// chunk) units only, so results are bit-identical at any thread count; no scratch, no heap.
+#pragma once
+
+#include <cstdint>
+
+#include "conv.h"
+#include "gemm.h"
+#include "parallel.h"
+#include "simd.h"
+
+// Full unrolling of the sliding tiles' window columns (up to 17).
+#define KILN_CPU_NHWC_UNROLL _Pragma("GCC unroll 32")
+// The 3x3 tiles are inlined into their row loop, which keeps the filter in registers.
+#if defined(__GNUC__)
+#define KILN_CPU_NHWC_INLINE inline __attribute__((always_inline))
+#else
+#define KILN_CPU_NHWC_INLINE inline
+#endif
+
+namespace kiln_cpu {
+
+/// Vectors of channels (kNhwcVectors) and output pixels (kNhwcPixels) per register tile.
+constexpr int kNhwcVectors = V::kRegisters == 32 ? 4 : 2;
+constexpr int kNhwcPixels = 4;
+/// The same for the 3x3 sliding-window tiles (stride 1 or 2), which also hold the row's 9
+/// weight vectors in registers.
+constexpr int kNhwcSlideVectors = 1;
+constexpr int kNhwcSlidePixels = V::kRegisters == 32 ? 8 : 4;
+
+/// dst[(i * KW + j) * C + c] = w_oihw[(c * KH + i) * KW + j]: the tap-major filter the NHWC
+/// depthwise kernel reads; dst holds KH * KW * C floats.
+inline void depthwise_nhwc_pack_weights(const Conv2dShape& s, const float* w_oihw, float* dst) {
+  const int64_t taps = s.KH * s.KW;
+  for (int64_t c = 0; c < s.C; ++c)
+    for (int64_t t = 0; t < taps; ++t) dst[t * s.C + c] = w_oihw[c * taps + t];
+}
+
+namespace nhwc_detail {
+
+/// What every tile of one output row (n, oh) needs.
+struct DwRow {
+  const float* x;     // image n: [H, W, C]
+  const float* w;     // packed filter: [KH * KW, C]
+  const float* bias;  // [C] or null
+  const float* res;   // residual row (n, oh): [OW, C], or null
+  float* y;           // output row (n, oh): [OW, C]
+  int64_t C, KW;
+  int64_t row_stride;  // W * C
+  int64_t ih0, DH;     // input row of tap row i: ih0 + i * DH
+  int64_t i0, i1;      // tap rows inside the input: [i0, i1)
+  int64_t SW, PW, DW;
+  int64_t pix_stride;  // SW * C: between neighbouring output pixels' windows
+  int64_t tap_stride;  // DW * C: between neighbouring taps of a window row
+};
+
+/// First and one-past-last tap index k in [0, K) with base + k * step inside [0, limit).
+inline void tap_range(int64_t base, int64_t step, int64_t K, int64_t limit, int64_t* lo,
+                      int64_t* hi) {
+  int64_t a = base < 0 ? (-base + step - 1) / step : 0;
+  int64_t b = limit - 1 - base < 0 ? 0 : (limit - 1 - base) / step + 1;
+  if (a > K) a = K;
+  if (b > K) b = K;
+  if (b < a) b = a;
+  *lo = a;
+  *hi = b;
+}
+
+/// Holds v in a register: stops the compiler from re-reading a vector loaded once as a memory
+/// operand of each of its FMAs (the sliding tiles' point is to load each input vector once).
+inline void in_register(V::R& v) {
+#if (defined(KILN_CPU_AVX512) || defined(KILN_CPU_AVX2)) && defined(__GNUC__)
+  __asm__ volatile("" : "+v"(v));
+#else
+  (void)v;
+#endif
+}
+
+/// Lanes [0, n) of p when `masked` (the block's tail vector), else a full vector. `masked` is
+/// a constant once the tile's loops are unrolled.
+inline V::R load_v(const float* p, bool masked, int n) {
+  return masked ? V::load(p, n) : V::load(p);
+}
+
+/// Adds bias and residual to a finished tile, applies the activation and stores it: pixels
+/// [ow0, ow0 + NP) x NV vectors from channel c (the last one `tail` channels with kTail).
+template <int NP, int NV, bool kTail, class Act>
+inline void store_tile(const DwRow& r, const V::R (&acc)[NP][NV], int64_t ow0, int64_t c, int tail,
+                       const Epilogue<Act>& e) {
+  constexpr int L = V::kLanes;
+  // Locals: the stores below could alias the row struct as far as the compiler knows.
+  const float* const bias = r.bias;
+  const float* const res = r.res;
+  float* const y = r.y;
+  const int64_t C = r.C;
+  V::R bv[NV];
+  KILN_CPU_UNROLL
+  for (int v = 0; v < NV; ++v)
+    bv[v] = bias ? load_v(bias + c + v * L, kTail && v == NV - 1, tail) : V::zero();
+  KILN_CPU_UNROLL
+  for (int p = 0; p < NP; ++p) {
+    const int64_t at = (ow0 + p) * C + c;
+    KILN_CPU_UNROLL
+    for (int v = 0; v < NV; ++v) {
+      const bool masked = kTail && v == NV - 1;
+      V::R a = acc[p][v];
+      if (bias) a = V::add(a, bv[v]);
+      if (res) a = V::add(a, load_v(res + at + v * L, masked, tail));
+      a = ActInRegister<Act>::apply(e.act, a);
+      if (masked)
+        V::store(y + at + v * L, a, tail);
+      else
+        V::store(y + at + v * L, a);
+    }
+    if (!ActInRegister<Act>::kYes) {
+      const int n = kTail ? (NV - 1) * L + tail : NV * L;
+      for (int u = 0; u < n; ++u) y[at + u] = e.act(y[at + u]);
+    }
+  }
+}
+
+/// NP output pixels [ow0, ow0 + NP) x NV channel vectors from channel c; taps j in [j0, j1) of
+/// every window row (every pixel of the tile has the same in-bounds j range). With kTail the
+/// last vector holds only `tail` channels (masked).
+template <int NP, int NV, bool kTail, class Act>
+inline void dw_tile(const DwRow& r, int64_t ow0, int64_t j0, int64_t j1, int64_t c, int tail,
+                    const Epilogue<Act>& e) {
+  constexpr int L = V::kLanes;
+  V::R acc[NP][NV];
+  KILN_CPU_UNROLL
+  for (int p = 0; p < NP; ++p) {
+    KILN_CPU_UNROLL
+    for (int v = 0; v < NV; ++v) acc[p][v] = V::zero();
+  }
+  // Offset of tap (i, j0) of pixel ow0 from the image start (>= 0: j0 is in bounds).
+  const int64_t col = (ow0 * r.SW - r.PW + j0 * r.DW) * r.C + c;
+  for (int64_t i = j0 < j1 ? r.i0 : r.i1; i < r.i1; ++i) {
+    const float* xp = r.x + (r.ih0 + i * r.DH) * r.row_stride + col;
+    const float* wp = r.w + (i * r.KW + j0) * r.C + c;
+    for (int64_t j = j0; j < j1; ++j, xp += r.tap_stride, wp += r.C) {
+      V::R wv[NV];
+      KILN_CPU_UNROLL
+      for (int v = 0; v < NV; ++v) wv[v] = load_v(wp + v * L, kTail && v == NV - 1, tail);
+      KILN_CPU_UNROLL
+      for (int p = 0; p < NP; ++p) {
+        KILN_CPU_UNROLL
+        for (int v = 0; v < NV; ++v)
+          acc[p][v] = V::fma(
+              wv[v], load_v(xp + p * r.pix_stride + v * L, kTail && v == NV - 1, tail), acc[p][v]);
+      }
+    }
+  }
+  store_tile<NP, NV, kTail>(r, acc, ow0, c, tail, e);
+}
+
+/// One output row for the NV channel vectors from c: left border pixels, the interior
+/// [owa, owb) in tiles of kNhwcPixels (then 2, then 1), right border pixels.
+template <int NV, bool kTail, class Act>
+inline void dw_row_block(const DwRow& r, int64_t OW, int64_t W, int64_t owa, int64_t owb, int64_t c,
+                         int tail, const Epilogue<Act>& e) {
+  int64_t ow = 0, j0, j1;
+  for (; ow < owa; ++ow) {
+    tap_range(ow * r.SW - r.PW, r.DW, r.KW, W, &j0, &j1);
+    dw_tile<1, NV, kTail>(r, ow, j0, j1, c, tail, e);
+  }
+  for (; ow + kNhwcPixels <= owb; ow += kNhwcPixels)
+    dw_tile<kNhwcPixels, NV, kTail>(r, ow, 0, r.KW, c, tail, e);
+  if (kNhwcPixels > 2 && ow + 2 <= owb) {
+    dw_tile<2, NV, kTail>(r, ow, 0, r.KW, c, tail, e);
+    ow += 2;
+  }
+  for (; ow < owb; ++ow) dw_tile<1, NV, kTail>(r, ow, 0, r.KW, c, tail, e);
+  for (; ow < OW; ++ow) {
+    tap_range(ow * r.SW - r.PW, r.DW, r.KW, W, &j0, &j1);
+    dw_tile<1, NV, kTail>(r, ow, j0, j1, c, tail, e);
+  }
+}
+
+/// The 3x3 filter of NV channel vectors, held in registers for a whole output row.
+template <int NV>
+struct Taps3x3 {
+  V::R w[3][3][NV];
+};
+
+/// The sliding-window tile for 3x3 filters, DW == 1, stride SW (1 or 2), for pixels whose
+/// window columns all lie inside the input: NP output pixels from ow0 x NV channel vectors
+/// from c. Their windows cover NQ = (NP - 1) * SW + 3 input columns; per window row, each
+/// column's vectors are loaded once and feed every pixel p with a tap j = q - p * SW in
+/// [0, 3). Per pixel the taps still come in order: rows in turn, q ascending with j.
+template <int NP, int NV, int SW, bool kTail, class Act>
+KILN_CPU_NHWC_INLINE void dw_slide_tile(const DwRow& r, const Taps3x3<NV>& t, int64_t ow0,
+                                        int64_t c, int tail, const Epilogue<Act>& e) {
+  constexpr int L = V::kLanes, NQ = (NP - 1) * SW + 3;
+  const int64_t C = r.C;
+  V::R acc[NP][NV];
+  KILN_CPU_UNROLL
+  for (int p = 0; p < NP; ++p) {
+    KILN_CPU_UNROLL
+    for (int v = 0; v < NV; ++v) acc[p][v] = V::zero();
+  }
+  KILN_CPU_UNROLL
+  for (int i = 0; i < 3; ++i) {
+    if (i < r.i0 || i >= r.i1) continue;
+    const float* xp = r.x + (r.ih0 + i * r.DH) * r.row_stride + (ow0 * SW - r.PW) * C + c;
+    KILN_CPU_NHWC_UNROLL
+    for (int q = 0; q < NQ; ++q, xp += C) {
+      V::R xv[NV];
+      KILN_CPU_UNROLL
+      for (int v = 0; v < NV; ++v) {
+        xv[v] = load_v(xp + v * L, kTail && v == NV - 1, tail);
+        in_register(xv[v]);
+      }
+      KILN_CPU_UNROLL
+      for (int p = 0; p < NP; ++p) {
+        const int j = q - p * SW;
+        if (j < 0 || j >= 3) continue;
+        KILN_CPU_UNROLL
+        for (int v = 0; v < NV; ++v) acc[p][v] = V::fma(t.w[i][j][v], xv[v], acc[p][v]);
+      }
+    }
+  }
+  store_tile<NP, NV, kTail>(r, acc, ow0, c, tail, e);
+}
+
+/// One border pixel of the 3x3 path: the window columns [j0, j1) inside the input.
+template <int NV, int SW, bool kTail, class Act>
+KILN_CPU_NHWC_INLINE void dw_slide_edge(const DwRow& r, const Taps3x3<NV>& t, int64_t ow, int64_t W,
+                                        int64_t c, int tail, const Epilogue<Act>& e) {
+  constexpr int L = V::kLanes;
+  const int64_t C = r.C, iw0 = ow * SW - r.PW;
+  int64_t j0, j1;
+  tap_range(iw0, 1, 3, W, &j0, &j1);
+  V::R acc[1][NV];
+  KILN_CPU_UNROLL
+  for (int v = 0; v < NV; ++v) acc[0][v] = V::zero();
+  KILN_CPU_UNROLL
+  for (int i = 0; i < 3; ++i) {
+    if (i < r.i0 || i >= r.i1) continue;
+    const float* xr = r.x + (r.ih0 + i * r.DH) * r.row_stride + c;
+    KILN_CPU_UNROLL
+    for (int j = 0; j < 3; ++j) {
+      if (j < j0 || j >= j1) continue;
+      const float* xp = xr + (iw0 + j) * C;
+      KILN_CPU_UNROLL
+      for (int v = 0; v < NV; ++v)
+        acc[0][v] = V::fma(t.w[i][j][v], load_v(xp + v * L, kTail && v == NV - 1, tail), acc[0][v]);
+    }
+  }
+  store_tile<1, NV, kTail>(r, acc, ow, c, tail, e);
+}
+
+/// One output row of the 3x3 path for NV channel vectors from c, the filter loaded once:
+/// border pixels through dw_slide_edge, the interior [owa, owb) in sliding tiles of
+/// kNhwcSlidePixels, then 4, 2, 1.
+template <int NV, int SW, bool kTail, class Act>
+inline void dw_slide_row(const DwRow& r, int64_t OW, int64_t W, int64_t owa, int64_t owb, int64_t c,
+                         int tail, const Epilogue<Act>& e) {
+  constexpr int L = V::kLanes, NP = kNhwcSlidePixels;
+  Taps3x3<NV> t;
+  KILN_CPU_UNROLL
+  for (int i = 0; i < 3; ++i) {
+    KILN_CPU_UNROLL
+    for (int j = 0; j < 3; ++j) {
+      KILN_CPU_UNROLL
+      for (int v = 0; v < NV; ++v)
+        t.w[i][j][v] = load_v(r.w + (i * 3 + j) * r.C + c + v * L, kTail && v == NV - 1, tail);
+    }
+  }
+  int64_t ow = 0;
+  for (; ow < owa; ++ow) dw_slide_edge<NV, SW, kTail>(r, t, ow, W, c, tail, e);
+  for (; ow + NP <= owb; ow += NP) dw_slide_tile<NP, NV, SW, kTail>(r, t, ow, c, tail, e);
+  if (NP > 4 && ow + 4 <= owb) {
+    dw_slide_tile<4, NV, SW, kTail>(r, t, ow, c, tail, e);
+    ow += 4;
+  }
+  if (NP > 2 && ow + 2 <= owb) {
+    dw_slide_tile<2, NV, SW, kTail>(r, t, ow, c, tail, e);
+    ow += 2;
+  }
+  if (ow < owb) dw_slide_tile<1, NV, SW, kTail>(r, t, ow++, c, tail, e);
+  for (; ow < OW; ++ow) dw_slide_edge<NV, SW, kTail>(r, t, ow, W, c, tail, e);
+}
+
+/// Which loops a row runs: the general tiles, or the sliding window (3x3, DW 1, SW 1 or 2).
+enum class DwPath { kGeneral, kSlide1, kSlide2 };
+
+/// One output row for the channel block [c, c + cn), cn in [1, NV * L].
+template <DwPath kPath, int NV, class Act>
+inline void dw_dispatch(const DwRow& r, int64_t OW, int64_t W, int64_t owa, int64_t owb, int64_t c,
+                        int64_t cn, const Epilogue<Act>& e) {
+  constexpr int L = V::kLanes;
+  if constexpr (NV > 1) {
+    if (cn <= (NV - 1) * L) {
+      dw_dispatch<kPath, NV - 1>(r, OW, W, owa, owb, c, cn, e);
+      return;
+    }
+  }
+  const int tail = int(cn - (NV - 1) * L);
+  if constexpr (kPath == DwPath::kGeneral) {
+    if (tail == L)
+      dw_row_block<NV, false>(r, OW, W, owa, owb, c, tail, e);
+    else
+      dw_row_block<NV, true>(r, OW, W, owa, owb, c, tail, e);
+  } else {
+    constexpr int SW = kPath == DwPath::kSlide1 ? 1 : 2;
+    if (tail == L)
+      dw_slide_row<NV, SW, false>(r, OW, W, owa, owb, c, tail, e);
+    else
+      dw_slide_row<NV, SW, true>(r, OW, W, owa, owb, c, tail, e);
+  }
+}
+
+/// All channels [c0, c1) of one output row, in blocks of NV vectors.
+template <DwPath kPath, int NV, class Act>
+inline void dw_row(const DwRow& r, int64_t OW, int64_t W, int64_t owa, int64_t owb, int64_t c0,
+                   int64_t c1, const Epilogue<Act>& e) {
+  constexpr int64_t kBlock = int64_t(NV) * V::kLanes;
+  for (int64_t c = c0; c < c1; c += kBlock)
+    dw_dispatch<kPath, NV>(r, OW, W, owa, owb, c, c1 - c < kBlock ? c1 - c : kBlock, e);
+}
+
+}  // namespace nhwc_detail
+
+/// Depthwise conv on NHWC data: x [N, H, W, C], y [N, OH, OW, C], group == C == M.
+/// w: the filter packed tap-major, w[(i * KW + j) * C + c] (depthwise_nhwc_pack_weights makes
+/// it from ONNX's [C, 1, KH, KW]). bias: [C] or null. e.residual: [N, OH, OW, C] or null
+/// (e.row_bias, e.col_bias and e.ld_residual are unused). Per output: acc = 0 + the in-bounds
+/// taps' w * x in tap order (i-major, then j), then + bias[c], + residual, then the activation.
+/// Split over (n, oh, channel chunk) units: bit-identical at any thread count. No scratch.
+template <class Act>
+inline void depthwise_conv2d_nhwc_f32(const Conv2dShape& s, const float* x, const float* w,
+                                      const float* bias, float* y, const Epilogue<Act>& e,
+                                      ThreadPool* pool) {
+  constexpr int64_t kBlock = int64_t(kNhwcVectors) * V::kLanes;  // channels per register tile
+  const nhwc_detail::DwPath path = s.KH != 3 || s.KW != 3 || s.DW != 1
+                                       ? nhwc_detail::DwPath::kGeneral
+                                   : s.SW == 1 ? nhwc_detail::DwPath::kSlide1
+                                   : s.SW == 2 ? nhwc_detail::DwPath::kSlide2
+                                               : nhwc_detail::DwPath::kGeneral;
+  if (s.N <= 0 || s.C <= 0 || s.OH <= 0 || s.OW <= 0) return;
+  // Channel chunks of up to 4 tile blocks per unit, so small planes with many channels (7x7 x
+  // 960) still give the pool enough units.
+  const int64_t chunk = 4 * kBlock;
+  const int64_t chunks = (s.C + chunk - 1) / chunk;
+  // Interior output columns [owa, owb): every tap column inside the input.
+  int64_t owa = (s.PW + s.SW - 1) / s.SW;
+  const int64_t last = s.W - 1 + s.PW - (s.KW - 1) * s.DW;  // ow * SW <= last
+  int64_t owb = last < 0 ? 0 : last / s.SW + 1;
+  if (owa > s.OW) owa = s.OW;
+  if (owb > s.OW) owb = s.OW;
+  if (owb < owa) owb = owa;
+  const int64_t plane_in = s.H * s.W * s.C, plane_out = s.OH * s.OW * s.C;
+  parallel_for(pool, s.N * s.OH * chunks, [&](int64_t unit, int) {
+    const int64_t ch = unit % chunks, row = unit / chunks;
+    const int64_t n = row / s.OH, oh = row % s.OH;
+    nhwc_detail::DwRow r;
+    r.x = x + n * plane_in;
+    r.w = w;
+    r.bias = bias;
+    const int64_t out_row = n * plane_out + oh * s.OW * s.C;
+    r.res = e.residual ? e.residual + out_row : nullptr;
+    r.y = y + out_row;
+    r.C = s.C;
+    r.KW = s.KW;
+    r.row_stride = s.W * s.C;
+    r.ih0 = oh * s.SH - s.PH;
+    r.DH = s.DH;
+    nhwc_detail::tap_range(r.ih0, s.DH, s.KH, s.H, &r.i0, &r.i1);
+    r.SW = s.SW;
+    r.PW = s.PW;
+    r.DW = s.DW;
+    r.pix_stride = s.SW * s.C;
+    r.tap_stride = s.DW * s.C;
+    const int64_t c0 = ch * chunk, c1 = (ch + 1) * chunk < s.C ? (ch + 1) * chunk : s.C;
+    if (path == nhwc_detail::DwPath::kSlide1)
+      nhwc_detail::dw_row<nhwc_detail::DwPath::kSlide1, kNhwcSlideVectors>(r, s.OW, s.W, owa, owb,
+                                                                           c0, c1, e);
+    else if (path == nhwc_detail::DwPath::kSlide2)
+      nhwc_detail::dw_row<nhwc_detail::DwPath::kSlide2, kNhwcSlideVectors>(r, s.OW, s.W, owa, owb,
+                                                                           c0, c1, e);
+    else
+      nhwc_detail::dw_row<nhwc_detail::DwPath::kGeneral, kNhwcVectors>(r, s.OW, s.W, owa, owb, c0,
+                                                                       c1, e);
+  });
+}
+
+}  // namespace kiln_cpu
