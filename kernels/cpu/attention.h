@@ -2,7 +2,8 @@
 //   q' = q * s or q / s         (scale_at == kScaleQ)
 //   scores = q' K^T             (K^T given as [D, Skv], the layout exporters' Transpose makes)
 //   scores = scores * s or / s  (scale_at == kScaleScores)
-//   scores += mask              (optional; one [S, Skv] mask, either dim may broadcast)
+//   scores += mask              (optional; an [S, Skv] mask per batch, either dim may
+//                                broadcast; mask_batch_offsets: where each batch's starts)
 //   y = softmax(scores) V
 // per batch (heads x batch), each batch on one thread with its scores in that thread's
 // scratch instead of an arena tensor. The steps are the ones the unfused ops run (the same
@@ -25,6 +26,9 @@ struct AttentionShape {
   float scale;
   int scale_at;  ///< AttentionScaleAt
   bool scale_divides;
+  /// Where batch b's [S, Skv] mask starts (a padding mask [B, 1, 1, Skv] differs per batch);
+  /// null: at 0 for every batch.
+  const int64_t* mask_batch_offsets = nullptr;
 };
 
 /// Floats of scratch one thread needs: the scaled q, the scores and the GEMMs' packing.
@@ -62,10 +66,12 @@ inline void attention_f32(const AttentionShape& a, const float* q, const float* 
     if (a.scale_at == kScaleScores)
       for (int64_t i = 0; i < a.S * a.Skv; ++i)
         scores[i] = a.scale_divides ? scores[i] / a.scale : scores[i] * a.scale;
-    if (mask)
+    if (mask) {
+      const float* mb = mask + (a.mask_batch_offsets ? a.mask_batch_offsets[b] : 0);
       for (int64_t r = 0; r < a.S; ++r)
         for (int64_t c = 0; c < a.Skv; ++c)
-          scores[r * a.Skv + c] += mask[r * a.mask_row_stride + c * a.mask_col_stride];
+          scores[r * a.Skv + c] += mb[r * a.mask_row_stride + c * a.mask_col_stride];
+    }
     softmax_rows_f32(a.S, a.Skv, scores, scores, false, nullptr);
     gemm_f32(a.S, a.Dv, a.Skv, scores, a.Skv, v + b * a.Skv * a.Dv, a.Dv, y + b * a.S * a.Dv,
              a.Dv, none, gemm_scratch, nullptr);

@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 #include "gemm.h"
 
@@ -162,9 +163,13 @@ inline int64_t conv_transpose2d_scratch_floats(const Conv2dShape& s, int threads
 /// w * SW - PW + j * DW) when inside. Per block of input pixels, the columns
 /// col[(m, i, j), p] = sum_c w[c, m, i, j] * x[c, p] come from the GEMM (weights packed at
 /// compile time: pack_a of the [M*KH*KW, C] transpose), then are added into y (split over
-/// output channels, so no two threads write one element). bias [M] or null.
+/// output channels, so no two threads write one element). bias [M] or null. The epilogue's
+/// residual (y's layout) and activation apply to each finished output: act((sum + bias) +
+/// residual) (e.row_bias / col_bias unused).
+template <class Act>
 inline void conv_transpose2d_f32(const Conv2dShape& s, const float* x, const float* wt_packed,
-                                 const float* bias, float* y, float* scratch, ThreadPool* pool) {
+                                 const float* bias, float* y, const Epilogue<Act>& e,
+                                 float* scratch, ThreadPool* pool) {
   const int64_t HW = s.H * s.W, OHW = s.OH * s.OW, taps = s.KH * s.KW, Mk = s.M * taps;
   const int64_t block = HW < kConvTransposeBlock ? HW : kConvTransposeBlock;
   float* col = scratch;
@@ -202,7 +207,16 @@ inline void conv_transpose2d_f32(const Conv2dShape& s, const float* x, const flo
             for (int64_t q = 0; q < pc;) {
               const int64_t run = s.W - w < pc - q ? s.W - w : pc - q;
               float* yr = yt + h * s.SH * s.OW + w * s.SW;
-              for (int64_t u = 0; u < run; ++u) yr[u * s.SW] = cr[q + u] + b;
+              if (!e.residual && std::is_same_v<Act, kiln_ref::NoActivation>) {
+                for (int64_t u = 0; u < run; ++u) yr[u * s.SW] = cr[q + u] + b;
+              } else {
+                const float* rr = e.residual ? e.residual + (yr - y) : nullptr;
+                for (int64_t u = 0; u < run; ++u) {
+                  float v = cr[q + u] + b;
+                  if (rr) v += rr[u * s.SW];
+                  yr[u * s.SW] = e.act(v);
+                }
+              }
               q += run;
               w = 0;
               ++h;
@@ -225,7 +239,22 @@ inline void conv_transpose2d_f32(const Conv2dShape& s, const float* x, const flo
         }
       });
     }
+    // Overlapping taps: outputs are final only now; the epilogue runs per output channel.
+    if (!tiled && (e.residual || !std::is_same_v<Act, kiln_ref::NoActivation>))
+      parallel_for(pool, s.M, [&](int64_t m, int) {
+        float* ym = yn + m * OHW;
+        const float* rm = e.residual ? e.residual + (ym - y) : nullptr;
+        for (int64_t o = 0; o < OHW; ++o) ym[o] = e.act(rm ? ym[o] + rm[o] : ym[o]);
+      });
   }
+}
+
+/// conv_transpose2d_f32 without an epilogue.
+inline void conv_transpose2d_f32(const Conv2dShape& s, const float* x, const float* wt_packed,
+                                 const float* bias, float* y, float* scratch, ThreadPool* pool) {
+  conv_transpose2d_f32(s, x, wt_packed, bias, y,
+                       make_epilogue(kiln_ref::NoActivation{}, nullptr, nullptr, nullptr, 0),
+                       scratch, pool);
 }
 
 namespace conv_detail {

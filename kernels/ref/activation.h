@@ -87,6 +87,16 @@ struct Sigmoid {
   }
 };
 
+/// Swish (SiLU at alpha = 1): x * Sigmoid(alpha * x), the product in x's type, as the
+/// unfused Mul(x, Sigmoid(x)) computes it.
+struct Swish {
+  float alpha = 1.0f;
+  template <class T>
+  T operator()(T x) const {
+    return T(x * Sigmoid{}(alpha == 1.0f ? x : T(T(alpha) * x)));
+  }
+};
+
 /// HardSigmoid: max(0, min(1, alpha * x + beta)).
 struct HardSigmoid {
   float alpha = 0.2f;

@@ -24,7 +24,7 @@ int64_t estimateFlops(const Node& n) {
     if (w.size() < 3) return 0;
     return 2 * product(y, 0) * product(w, 1);  // each output: C/group * kernel taps
   }
-  if (op == "ConvTranspose" && n.numInputs() > 1) {
+  if ((op == "ConvTranspose" || op == "FusedConvTranspose") && n.numInputs() > 1) {
     auto x = dims(n.input(0)), w = dims(n.input(1));
     if (x.size() < 3 || w.size() < 3) return 0;
     return 2 * product(x, 0) * product(w, 1) / std::max<int64_t>(n.attrInt("group", 1), 1);

@@ -406,7 +406,7 @@ Expected<bool> emitCpuMatMul(const Node& n, EmitContext& ctx, bool fused) {
 Expected<bool> emitCpuConvTranspose(const Node& n, EmitContext& ctx,
                                     const std::vector<int64_t>& strides,
                                     const std::vector<int64_t>& dilations,
-                                    const std::vector<int64_t>& pads) {
+                                    const std::vector<int64_t>& pads, bool fused) {
   const Target& target = ctx.target();
   if (!target.optimizedKernels() || !allF32(n) || n.attrInt("group", 1) != 1) return false;
   const Tensor* wt = ctx.value(1);
@@ -457,9 +457,11 @@ Expected<bool> emitCpuConvTranspose(const Node& n, EmitContext& ctx,
       "kiln_cpu::conv_transpose2d_f32__" + tileName(target),
       tileCheck(target) +
           fmt::format("kiln_cpu::conv_transpose2d_f32(kiln_cpu::Conv2dShape{{{}}}, {}, {}, "
-                      "{}, {}, {}, {});",
+                      "{}, {}, kiln_cpu::make_epilogue({}, {}, {}, {}, 0), {}, {});",
                       fmt::join(s, ", "), ctx.input(0), wp, n.input(2) ? ctx.input(2) : nullFloat(),
-                      ctx.output(0), scratch, ctx.threadPool()));
+                      ctx.output(0), activationOf(n, fused), nullFloat(), nullFloat(),
+                      fused && n.numInputs() > 3 && n.input(3) ? ctx.input(3) : nullFloat(),
+                      scratch, ctx.threadPool()));
   return true;
 }
 

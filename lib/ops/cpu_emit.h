@@ -18,10 +18,11 @@ Expected<bool> emitCpuGemm(const Node& n, EmitContext& ctx, bool fused);
 Expected<bool> emitCpuMatMul(const Node& n, EmitContext& ctx, bool fused);
 
 /// ConvTranspose (f32, 1-D or 2-D, group 1, constant weights) with the begin pads resolved by
-/// the caller (explicit, or from output_shape / auto_pad).
+/// the caller (explicit, or from output_shape / auto_pad); fused: kiln.FusedConvTranspose
+/// (activation, residual input 3).
 Expected<bool> emitCpuConvTranspose(const Node& n, EmitContext& ctx, const std::vector<int64_t>& strides,
                                     const std::vector<int64_t>& dilations,
-                                    const std::vector<int64_t>& pads);
+                                    const std::vector<int64_t>& pads, bool fused);
 /// MaxPool (f32, 1-D or 2-D, no Indices output).
 Expected<bool> emitCpuMaxPool(const Node& n, EmitContext& ctx);
 /// Softmax and LogSoftmax (f32) over the last axis: `rows` rows of `cols` values; inner is the

@@ -45,24 +45,28 @@ std::vector<AttrSpec> epilogueAttrs(std::vector<AttrSpec> base) {
   return base;
 }
 
+/// Conv's and ConvTranspose's window attributes, plus `more`.
+std::vector<AttrSpec> windowAttrs(std::vector<AttrSpec> more) {
+  for (AttrSpec a : {AttrSpec{"auto_pad", AttrKind::String}, AttrSpec{"dilations", AttrKind::Ints},
+                     AttrSpec{"group", AttrKind::Int}, AttrSpec{"kernel_shape", AttrKind::Ints},
+                     AttrSpec{"pads", AttrKind::Ints}, AttrSpec{"strides", AttrKind::Ints}})
+    more.push_back(a);
+  return more;
+}
+
+/// A fused op's types: `base`'s on inputs 0-2, and input 3 (the residual) of the output's type.
+Types inferFused(const InferContext& ctx, const char* base) {
+  KILN_ASSIGN_OR_RETURN(auto outs, inferAs(ctx, base, 3));
+  KILN_RETURN_IF_ERROR(checkResidual(ctx, 3, outs[0]));
+  return outs;
+}
+
 // FusedConv(X, W, B?, R?): act(conv(X, W) + B + R).
 struct FusedConvOp {
   static constexpr std::string_view kName = "FusedConv";
   static constexpr std::string_view kDomain = kKilnDomain;
-  static OpSchema schema() {
-    return {2, 4, 1, 1,
-            epilogueAttrs({{"auto_pad", AttrKind::String},
-                           {"dilations", AttrKind::Ints},
-                           {"group", AttrKind::Int},
-                           {"kernel_shape", AttrKind::Ints},
-                           {"pads", AttrKind::Ints},
-                           {"strides", AttrKind::Ints}})};
-  }
-  static Types inferTypes(const InferContext& ctx) {
-    KILN_ASSIGN_OR_RETURN(auto outs, inferAs(ctx, "Conv", 3));
-    KILN_RETURN_IF_ERROR(checkResidual(ctx, 3, outs[0]));
-    return outs;
-  }
+  static OpSchema schema() { return {2, 4, 1, 1, epilogueAttrs(windowAttrs({}))}; }
+  static Types inferTypes(const InferContext& ctx) { return inferFused(ctx, "Conv"); }
 };
 
 /// `s` with its axes permuted: result[i] = s[perm[i]] (rank-4 shapes only).
@@ -102,6 +106,18 @@ struct NhwcConvOp {
   }
 };
 
+// FusedConvTranspose(X, W, B?, R?): act(ConvTranspose(X, W, B) + R).
+struct FusedConvTransposeOp {
+  static constexpr std::string_view kName = "FusedConvTranspose";
+  static constexpr std::string_view kDomain = kKilnDomain;
+  static OpSchema schema() {
+    return {2, 4, 1, 1,
+            epilogueAttrs(windowAttrs({{"output_padding", AttrKind::Ints},
+                                       {"output_shape", AttrKind::Ints}}))};
+  }
+  static Types inferTypes(const InferContext& ctx) { return inferFused(ctx, "ConvTranspose"); }
+};
+
 // FusedGemm(A, B, C?, R?): act(Gemm(A, B, C) + R).
 struct FusedGemmOp {
   static constexpr std::string_view kName = "FusedGemm";
@@ -113,11 +129,7 @@ struct FusedGemmOp {
                            {"transA", AttrKind::Int},
                            {"transB", AttrKind::Int}})};
   }
-  static Types inferTypes(const InferContext& ctx) {
-    KILN_ASSIGN_OR_RETURN(auto outs, inferAs(ctx, "Gemm", 3));
-    KILN_RETURN_IF_ERROR(checkResidual(ctx, 3, outs[0]));
-    return outs;
-  }
+  static Types inferTypes(const InferContext& ctx) { return inferFused(ctx, "Gemm"); }
 };
 
 // FusedMatMul(A, B, bias?, R?): act(MatMul(A, B) + bias + R), bias [N] along the last axis.
@@ -166,7 +178,8 @@ struct ElementwiseOp {
   }
 };
 
-// Attention(Q [..., S, D], KT [..., D, Skv], V [..., Skv, Dv], mask? [S, Skv] broadcastable):
+// Attention(Q [..., S, D], KT [..., D, Skv], V [..., Skv, Dv], mask? broadcastable to the
+// scores [..., S, Skv] without growing them, e.g. [S, Skv] or [B, 1, 1, Skv]):
 // softmax(scale(Q KT) + mask) V, the scale applied to Q or to the scores (attribute scale_at:
 // "q", "scores" or "none"; scale_divides: divide by `scale` instead of multiplying).
 struct AttentionOp {
@@ -198,13 +211,14 @@ struct AttentionOp {
                        toString(ctx.in(2).shape));
     if (ctx.has(3)) {
       auto m = ctx.in(3).shape.staticDims();
-      const int64_t want[2] = {q[r - 2], kt[r - 1]};
-      for (size_t i = 0; i < m.size(); ++i) {
-        const size_t fromEnd = m.size() - i;  // 1: the Skv dim, 2: the S dim, more: batch
-        if (m[i] != 1 && (fromEnd > 2 || m[i] != want[2 - fromEnd]))
-          return ctx.error("the mask {} must broadcast as one [S, Skv] = [{}, {}] matrix",
-                           toString(ctx.in(3).shape), want[0], want[1]);
-      }
+      std::vector<int64_t> scores = q;  // [..., S, Skv]
+      scores[r - 1] = kt[r - 1];
+      bool fits = m.size() <= r;
+      for (size_t i = 0; fits && i < m.size(); ++i)
+        fits = m[i] == 1 || m[i] == scores[r - m.size() + i];
+      if (!fits)
+        return ctx.error("the mask {} must broadcast to the scores {} (each dim 1 or equal)",
+                         toString(ctx.in(3).shape), toString(Shape::ofStatic(scores)));
     }
     std::vector<int64_t> y = q;
     y[r - 1] = v[r - 1];
@@ -217,6 +231,7 @@ struct AttentionOp {
 void registerFusedOps(OpRegistry& r) {
   r.add<AttentionOp>();
   r.add<FusedConvOp>();
+  r.add<FusedConvTransposeOp>();
   r.add<FusedGemmOp>();
   r.add<FusedMatMulOp>();
   r.add<NhwcConvOp>();

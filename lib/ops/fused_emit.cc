@@ -150,13 +150,29 @@ Status emitAttention(const Node& n, EmitContext& ctx) {
   for (size_t i = 0; i + 2 < r; ++i) batch *= q[i];
   const int64_t S = q[r - 2], D = q[r - 1], Skv = kt[r - 1], Dv = v[r - 1];
   int64_t rowStride = 0, colStride = 0;
-  std::string mask = "nullptr";
+  std::string mask = "nullptr", batchOffsets = "nullptr";
   if (n.numInputs() > 3 && n.input(3)) {
     auto m = n.input(3)->shape().staticDims();
-    const int64_t cols = m.empty() ? 1 : m.back();
+    m.insert(m.begin(), r - m.size(), 1);  // aligned with the scores [..., S, Skv]
+    const int64_t cols = m.back();
     colStride = cols == 1 ? 0 : 1;
-    rowStride = m.size() >= 2 && m[m.size() - 2] != 1 ? cols : 0;
+    rowStride = m[r - 2] != 1 ? cols : 0;
     mask = ctx.input(3);
+    // Batch dims the mask does not broadcast over: each batch's mask offset, in batch order.
+    std::vector<int64_t> offsets(size_t(batch), 0);
+    bool any = false;
+    for (int64_t b = 0; b < batch; ++b) {
+      int64_t rest = b, stride = m[r - 2] * m[r - 1], off = 0;
+      for (size_t i = r - 2; i-- > 0;) {
+        const int64_t idx = rest % q[i];
+        rest /= q[i];
+        if (m[i] != 1) off += idx * stride;
+        stride *= m[i];
+      }
+      offsets[size_t(b)] = off;
+      any = any || off != 0;
+    }
+    if (any) batchOffsets = ctx.constArray(offsets);
   }
   const std::string at = n.attrString("scale_at", "none");
   const int scaleAt = at == "q" ? 1 : at == "scores" ? 2 : 0;
@@ -164,9 +180,9 @@ Status emitAttention(const Node& n, EmitContext& ctx) {
   ctx.useHeader("kiln_ref/activation.h");
   ctx.useHeader("kiln_cpu/attention.h");
   std::string shape =
-      fmt::format("kiln_cpu::AttentionShape{{{}, {}, {}, {}, {}, {}, {}, {}, {}, {}}}", batch, S,
+      fmt::format("kiln_cpu::AttentionShape{{{}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}}}", batch, S,
                   Skv, D, Dv, rowStride, colStride, floatLiteral(n.attrFloat("scale", 1.0f)),
-                  scaleAt, n.attrInt("scale_divides", 0) != 0 ? "true" : "false");
+                  scaleAt, n.attrInt("scale_divides", 0) != 0 ? "true" : "false", batchOffsets);
   ctx.call("kiln_cpu::attention_f32__" + ctx.target().kernelIsa(),
            fmt::format("static_assert(kiln_cpu::attention_scratch_floats({}, {}, {}, {}) == {}, "
                        "\"kiln and kiln_cpu disagree on the attention scratch\"); "

@@ -190,16 +190,21 @@ Status emitConvTranspose(const Node& n, EmitContext& ctx) {
       pads[d + rank] = total - pads[d];
     }
   }
-  KILN_ASSIGN_OR_RETURN(bool done, emitCpuConvTranspose(n, ctx, strides, dilations, pads));
+  const bool fused = n.domain() == kKilnDomain;  // kiln.FusedConvTranspose: act, residual
+  KILN_ASSIGN_OR_RETURN(bool done, emitCpuConvTranspose(n, ctx, strides, dilations, pads, fused));
   if (done) return Status();
   ctx.useHeader("kiln_ref/conv.h");
+  // The fused form: the reference epilogue over the whole output, after the kernel.
+  std::string epilogue = fused ? fmt::format(" {}({}, 0, {});", epilogueOf(n, ctx, -1, 3),
+                                             ctx.output(0), numel(n.output(0)))
+                               : "";
   ctx.call("kiln_ref::conv_transpose",
            fmt::format("kiln_ref::conv_transpose({}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, "
-                       "{}, {}, {});",
+                       "{}, {}, {});{}",
                        rank, x[0], x[1], ctx.constArray(in), y[1], ctx.constArray(kernel),
                        ctx.constArray(out), ctx.constArray(strides), ctx.constArray(dilations),
                        ctx.constArray(pads), n.attrInt("group", 1), ctx.input(0), ctx.input(1),
-                       n.input(2) ? ctx.input(2) : nullInput(n.input(0)), ctx.output(0)));
+                       n.input(2) ? ctx.input(2) : nullInput(n.input(0)), ctx.output(0), epilogue));
   return Status();
 }
 
@@ -574,6 +579,7 @@ std::string activationFunctorFor(const std::string& op, const Node& n, const std
   if (op == "Selu")
     return "kiln_ref::Selu{" + f("alpha", 1.67326319217681884765625f) + ", " +
            f("gamma", 1.05070102214813232421875f) + "}";
+  if (op == "Swish") return "kiln_ref::Swish{" + f("alpha", 1.0f) + "}";
   if (op == "HardSigmoid")
     return "kiln_ref::HardSigmoid{" + f("alpha", 0.2f) + ", " + f("beta", 0.5f) + "}";
   if (op == "ThresholdedRelu") return "kiln_ref::ThresholdedRelu{" + f("alpha", 1.0f) + "}";
@@ -595,6 +601,7 @@ void attachNnEmitters(OpRegistry& r) {
   for (const auto& row : kEmitters) r.setEmit("", row.op, row.emit);
   r.setEmit(kKilnDomain, "FusedConv", emitFusedConv);
   r.setEmit(kKilnDomain, "NhwcConv", emitNhwcConv);
+  r.setEmit(kKilnDomain, "FusedConvTranspose", emitConvTranspose);
   r.setEmit(kKilnDomain, "FusedGemm", emitFusedGemm);
   r.setEmit(kKilnDomain, "FusedMatMul", emitFusedMatMul);
 }

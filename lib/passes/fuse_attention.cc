@@ -2,8 +2,8 @@
 // (nn.MultiheadAttention, F.scaled_dot_product_attention at opset 14-17):
 //   MatMul(Softmax(MatMul(Q·s, KT) [+ mask], axis = -1), V)       (the scale on Q)
 //   MatMul(Softmax(MatMul(Q, KT)·s [+ mask], axis = -1), V)       (the scale on the scores)
-// with ·s a Mul or Div by a scalar constant (or absent) and the mask one [S, Skv] matrix
-// (either dim may broadcast; no batch dims) → kiln.Attention(Q, KT, V, mask). The batch dims
+// with ·s a Mul or Div by a scalar constant (or absent) and a mask that broadcasts to the
+// scores (an [S, Skv] matrix, or one per batch such as a [B, 1, 1, Skv] padding mask) → kiln.Attention(Q, KT, V, mask). The batch dims
 // (batch x heads) of Q, KT and V must be equal. kernels/cpu/attention.h runs the same steps
 // per batch, so results are bit-identical to the unfused ops.
 #include <algorithm>
@@ -38,15 +38,14 @@ std::optional<Scaled> scaledValue(const Value* v) {
 
 bool staticF32(const Value* v) { return v && v->dtype() == DType::F32 && isStatic(v); }
 
-/// True when `mask` broadcasts as one [S, Skv] matrix over scores of dims `scores`.
+/// True when `mask` broadcasts to the scores' dims without growing them: each dim 1 or the
+/// scores' (an [S, Skv] matrix, a [B, 1, 1, Skv] padding mask, ...).
 bool maskFits(const Value* mask, const std::vector<int64_t>& scores) {
   if (!staticF32(mask)) return false;
   auto m = dimsOf(mask);
   if (m.size() > scores.size()) return false;
-  for (size_t i = 0; i < m.size(); ++i) {
-    const size_t fromEnd = m.size() - i;
-    if (m[i] != 1 && (fromEnd > 2 || m[i] != scores[scores.size() - fromEnd])) return false;
-  }
+  for (size_t i = 0; i < m.size(); ++i)
+    if (m[i] != 1 && m[i] != scores[scores.size() - m.size() + i]) return false;
   return true;
 }
 

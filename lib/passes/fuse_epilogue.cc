@@ -1,7 +1,9 @@
-// Epilogue fusion: Conv / Gemm / MatMul followed by a bias Add (MatMul), a residual Add and an
-// activation become one kiln.FusedConv / FusedGemm / FusedMatMul whose kernel applies
+// Epilogue fusion: Conv / ConvTranspose / Gemm / MatMul followed by a bias Add (MatMul), a residual Add and an
+// activation (or y * Sigmoid(y), SiLU, as "Swish") become one kiln.FusedConv / FusedGemm / FusedMatMul whose kernel applies
 // act((y + bias) + residual) to each finished output block, in the order the unfused ops did,
 // so results are bit-identical.
+#include <algorithm>
+
 #include "kiln/ops/fused.h"
 #include "passes.h"
 
@@ -17,12 +19,14 @@ const char* const kActivations[] = {"Relu",     "LeakyRelu", "Sigmoid", "HardSig
 const char* fusedNameOf(const Node& p) {
   if (p.domain().empty()) {
     if (p.opType() == "Conv") return "FusedConv";
+    if (p.opType() == "ConvTranspose") return "FusedConvTranspose";
     if (p.opType() == "Gemm") return "FusedGemm";
     if (p.opType() == "MatMul") return "FusedMatMul";
     return nullptr;
   }
   if (p.domain() == kKilnDomain &&
-      (p.opType() == "FusedConv" || p.opType() == "FusedGemm" || p.opType() == "FusedMatMul"))
+      (p.opType() == "FusedConv" || p.opType() == "FusedConvTranspose" ||
+       p.opType() == "FusedGemm" || p.opType() == "FusedMatMul"))
     return p.opType().c_str();
   return nullptr;
 }
@@ -82,6 +86,44 @@ bool fuseActivation(Node& n, Rewriter& rw, const PassContext&, const std::string
   return true;
 }
 
+/// y * Sigmoid(y) (SiLU; either operand order), y read only by the two and produced by a
+/// Conv/Gemm/MatMul that can take an epilogue → its fused form with activation "Swish".
+bool fuseSwish(Node& n, Rewriter& rw, const PassContext&, const std::string& pattern) {
+  for (int i : {0, 1}) {
+    Value* y = n.input(size_t(i));
+    Value* s = n.input(size_t(1 - i));
+    Node* sig = s ? s->producer() : nullptr;
+    if (!sig || !sig->domain().empty() || sig->opType() != "Sigmoid" || sig->input(0) != y ||
+        soleUser(s) != &n)
+      continue;
+    Node* p = y ? y->producer() : nullptr;
+    if (!p || !fusedNameOf(*p) || p->hasAttr(kActivationAttr) || y->dtype() != DType::F32 ||
+        !isStatic(y) || y->uses().size() != 2 ||
+        n.output(0)->type() != y->type())
+      continue;
+    if (std::any_of(rw.graph().outputs().begin(), rw.graph().outputs().end(),
+                    [&](const Value* o) { return o == y || o == s; }))
+      continue;
+    if ((p->opType() == "MatMul" || p->opType() == "FusedMatMul") && y->shape().rank() < 2) continue;
+    std::vector<Value*> in = slots(*p);
+    while (!in.empty() && !in.back()) in.pop_back();
+    auto f = rw.create(fusedNameOf(*p), kKilnDomain, in, {n.output(0)->type()}, p->name(),
+                       {p, sig, &n});
+    if (!f.ok()) return false;
+    for (const auto& [k, v] : p->attributes()) (*f)->setAttr(k, v);
+    (*f)->setAttr(kActivationAttr, Attribute(std::string("Swish")));
+    if (!rw.replaceNode(&n, {(*f)->output(0)})) {
+      rw.erase(*f);
+      return false;
+    }
+    rw.erase(sig);
+    rw.erase(p);
+    rw.noteFused(3);
+    return true;
+  }
+  return rw.fail(pattern, n, "not y * Sigmoid(y) with y a Conv/Gemm/MatMul output read by only the two");
+}
+
 /// MatMul(A, B) + bias[N] → FusedMatMul(A, B, bias).
 bool fuseMatMulBias(Node& n, Rewriter& rw, const PassContext&, const std::string& pattern) {
   for (int i : {0, 1}) {
@@ -135,6 +177,7 @@ class FuseEpiloguePass final : public Pass {
     std::vector<std::unique_ptr<RewritePattern>> patterns;
     patterns.push_back(std::make_unique<FnPattern>("fuse-matmul-bias", "Add", fuseMatMulBias, ctx));
     patterns.push_back(std::make_unique<FnPattern>("fuse-residual", "Add", fuseResidual, ctx));
+    patterns.push_back(std::make_unique<FnPattern>("fuse-swish", "Mul", fuseSwish, ctx));
     for (const char* a : kActivations)
       patterns.push_back(std::make_unique<FnPattern>("fuse-activation", a, fuseActivation, ctx));
     Rewriter rw(g);

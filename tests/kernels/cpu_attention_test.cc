@@ -1,6 +1,6 @@
 // Tests of kernels/cpu/attention.h: the fused attention must give, bit for bit, what the
 // unfused ops compute with the same kernels (scale, gemm_f32, mask add, softmax_rows_f32,
-// gemm_f32), at every scale placement, with and without a broadcast mask, on sizes at the
+// gemm_f32), at every scale placement, with and without a broadcast or per-batch mask, on sizes at the
 // tile edges, at 1, 2 and 3 threads, without writing outside its output and scratch.
 #include <gtest/gtest.h>
 
@@ -18,8 +18,13 @@ struct Case {
   int64_t batch, S, Skv, D, Dv;
   int scale_at;
   bool divides;
-  int mask;  // 0: none, 1: [S, Skv], 2: [1, Skv] (a padding row), 3: [S, 1]
+  int mask;  // 0: none, 1: [S, Skv], 2: [1, Skv] (a padding row), 3: [S, 1],
+             // 4: [batch, 1, Skv] (a padding row per batch, through mask_batch_offsets)
 };
+
+int64_t maskOffset(const kiln_cpu::AttentionShape& a, int64_t b) {
+  return a.mask_batch_offsets ? a.mask_batch_offsets[b] : 0;
+}
 
 // The unfused ops, step by step, with the same kernels.
 Vec unfused(const Case& c, const kiln_cpu::AttentionShape& a, const Vec& q, const Vec& kt,
@@ -40,7 +45,7 @@ Vec unfused(const Case& c, const kiln_cpu::AttentionShape& a, const Vec& q, cons
       for (int64_t r = 0; r < c.S; ++r)
         for (int64_t k = 0; k < c.Skv; ++k)
           scores[size_t(r * c.Skv + k)] +=
-              mask[size_t(r * a.mask_row_stride + k * a.mask_col_stride)];
+              mask[size_t(maskOffset(a, b) + r * a.mask_row_stride + k * a.mask_col_stride)];
     kiln_cpu::softmax_rows_f32(c.S, c.Skv, scores.data(), scores.data(), false, nullptr);
     kiln_cpu::gemm_f32(c.S, c.Dv, c.Skv, scores.data(), c.Skv, v.data() + b * c.Skv * c.Dv, c.Dv,
                        y.data() + b * c.S * c.Dv, c.Dv, none, scratch.data(), nullptr);
@@ -61,7 +66,8 @@ std::vector<double> naive(const Case& c, const kiln_cpu::AttentionShape& a, cons
         for (int64_t k = 0; k < c.D; ++k)
           d += double(q[size_t((b * c.S + i) * c.D + k)]) * kt[size_t((b * c.D + k) * c.Skv + j)];
         if (c.scale_at != kiln_cpu::kScaleNone) d *= s;
-        if (c.mask) d += mask[size_t(i * a.mask_row_stride + j * a.mask_col_stride)];
+        if (c.mask)
+          d += mask[size_t(maskOffset(a, b) + i * a.mask_row_stride + j * a.mask_col_stride)];
         p[size_t(j)] = d;
         mx = std::max(mx, d);
       }
@@ -79,13 +85,16 @@ void check(const Case& c) {
   const Vec q = filled(c.batch * c.S * c.D, Data::kRandom, rng);
   const Vec kt = filled(c.batch * c.D * c.Skv, Data::kRandom, rng);
   const Vec v = filled(c.batch * c.Skv * c.Dv, Data::kRandom, rng);
-  const int64_t rows = c.mask == 2 ? 1 : c.S, cols = c.mask == 3 ? 1 : c.Skv;
-  Vec mask = filled(rows * cols, Data::kRandom, rng);
+  const int64_t rows = c.mask == 2 || c.mask == 4 ? 1 : c.S, cols = c.mask == 3 ? 1 : c.Skv;
+  Vec mask = filled((c.mask == 4 ? c.batch : 1) * rows * cols, Data::kRandom, rng);
+  std::vector<int64_t> offsets;
+  for (int64_t b = 0; c.mask == 4 && b < c.batch; ++b) offsets.push_back(b * c.Skv);
   for (float& m : mask) m = m < -0.8f ? -30.0f : m;  // some nearly masked-out positions
   kiln_cpu::AttentionShape a{c.batch, c.S, c.Skv, c.D, c.Dv,
                              rows == 1 ? 0 : cols, cols == 1 ? 0 : 1, 0.125f, c.scale_at,
                              c.divides};
   if (c.divides) a.scale = 3.0f;
+  if (c.mask == 4) a.mask_batch_offsets = offsets.data();
   const Vec want = unfused(c, a, q, kt, v, mask);
   const std::vector<double> exact = naive(c, a, q, kt, v, mask);
   for (size_t i = 0; i < exact.size(); ++i)
@@ -121,6 +130,7 @@ TEST(CpuAttention, BitIdenticalToTheUnfusedOps) {
       {2, kMR - 1, kNR + 3, 64, 7, kiln_cpu::kScaleQ, true, 2},
       {5, 7, 13, 3, 17, kiln_cpu::kScaleScores, false, 3},
       {2, 33, 300, 40, 24, kiln_cpu::kScaleQ, false, 1},
+      {4, 9, kNR + 5, 16, 12, kiln_cpu::kScaleScores, false, 4},
   };
   for (const Case& c : cases) check(c);
 }

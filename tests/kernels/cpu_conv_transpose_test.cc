@@ -75,6 +75,24 @@ TEST_P(TransposeCases, MatchesReference) {
   for (int t = 1; t <= 3; ++t) EXPECT_TRUE(identical(base, run(threadPool(t)))) << t << " threads";
   base.resize(want.size());
   EXPECT_TRUE(identical(want, base)) << "against kiln_ref::conv_transpose";
+
+  // The fused epilogue (kiln.FusedConvTranspose): Relu(y + residual), as the reference's
+  // epilogue computes it over the finished output.
+  const Vec res = filled(y_floats, Data::kExact, rng);
+  Vec want_fused = want;
+  kiln_ref::make_epilogue<float>(kiln_ref::Relu{}, nullptr, res.data())(want_fused.data(), 0,
+                                                                         y_floats);
+  for (int t = 1; t <= 2; ++t) {
+    const int64_t used = kiln_cpu::conv_transpose2d_scratch_floats(s, t);
+    Vec y(size_t(y_floats + kGuard), kSentinel), scratch(size_t(used + kGuard), kSentinel);
+    kiln_cpu::conv_transpose2d_f32(
+        s, x.data(), wp.data(), bias.data(), y.data(),
+        kiln_cpu::make_epilogue(kiln_ref::Relu{}, nullptr, nullptr, res.data(), 0), scratch.data(),
+        t == 1 ? nullptr : threadPool(t));
+    EXPECT_TRUE(untouched(y, 0, 0, 0, y_floats)) << "fused output";
+    y.resize(want_fused.size());
+    EXPECT_TRUE(identical(want_fused, y)) << "fused epilogue, " << t << " threads";
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(CpuKernels, TransposeCases, ::testing::ValuesIn(kTransposeCases),

@@ -130,6 +130,20 @@ CASES.append(("layout_nhwc_region", h.make_graph([
     ["kiln::NhwcConv", "kiln::Elementwise", "Transpose", "ReduceMean"],
     ["Conv", "kiln::FusedConv", "GlobalAveragePool"]))
 
+# SiLU after a conv (x * Sigmoid(x), as torch exports nn.SiLU before opset 24) and a Relu after
+# a ConvTranspose: both become the conv's epilogue.
+CASES.append(("silu_and_deconv_epilogues", h.make_graph([
+    h.make_node("Conv", ["xs", "ws"], ["c"], kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+    h.make_node("Sigmoid", ["c"], ["sg"]),
+    h.make_node("Mul", ["c", "sg"], ["si"]),
+    h.make_node("ConvTranspose", ["si", "wt"], ["ct"], kernel_shape=[2, 2], strides=[2, 2]),
+    h.make_node("Relu", ["ct"], ["y"]),
+], "g", [h.make_tensor_value_info("xs", T.FLOAT, [1, 4, 6, 5])], [y_info(1, 3, 12, 10)],
+    [const("ws", rng.standard_normal((8, 4, 3, 3)) * 0.4),
+     const("wt", rng.standard_normal((8, 3, 2, 2)) * 0.4)]),
+    {"xs": rng.standard_normal((1, 4, 6, 5)).astype(np.float32)}, 17,
+    ["kiln::FusedConv", "kiln::FusedConvTranspose"], ["Sigmoid", "Mul", "Relu", "ConvTranspose"]))
+
 # Transposes the tiled kernel takes (a batched swap of two blocks of axes once size-1 axes are
 # dropped) and ones it must not (a size-1 axis moved only, three blocks rotated).
 t_in = rng.standard_normal((2, 1, 3, 4)).astype(np.float32)
@@ -145,6 +159,26 @@ CASES.append(("transpose_blocks", h.make_graph([
                             [("a", [2, 3, 4, 1]), ("b", [1, 2, 3, 4]), ("c", [3, 4, 1, 2]),
                              ("d", [2, 1, 4, 3]), ("e", [3, 2, 4, 1])]], []),
     {"t": t_in}, 17, [], []))
+
+# Attention with a per-batch padding mask [B, 1, 1, Skv] (each batch masks other keys).
+pad_mask = np.zeros((2, 1, 1, 10), dtype=np.float32)
+pad_mask[0, 0, 0, 7:] = -1e4
+pad_mask[1, 0, 0, 4:] = -1e4
+CASES.append(("attention_padding_mask", h.make_graph([
+    h.make_node("MatMul", ["q", "kt"], ["s"]),
+    h.make_node("Mul", ["s", "inv_root_d"], ["ss"]),
+    h.make_node("Add", ["ss", "pmask"], ["sm"]),
+    h.make_node("Softmax", ["sm"], ["p"], axis=-1),
+    h.make_node("MatMul", ["p", "v"], ["y"]),
+], "g", [h.make_tensor_value_info("q", T.FLOAT, [2, 4, 6, 8]),
+         h.make_tensor_value_info("kt", T.FLOAT, [2, 4, 8, 10]),
+         h.make_tensor_value_info("v", T.FLOAT, [2, 4, 10, 8]),
+         h.make_tensor_value_info("pmask", T.FLOAT, [2, 1, 1, 10])], [y_info(2, 4, 6, 8)],
+    [const("inv_root_d", 1 / np.sqrt(8.0))]),
+    {"q": rng.standard_normal((2, 4, 6, 8)).astype(np.float32),
+     "kt": rng.standard_normal((2, 4, 8, 10)).astype(np.float32),
+     "v": rng.standard_normal((2, 4, 10, 8)).astype(np.float32), "pmask": pad_mask}, 17,
+    ["kiln::Attention"], ["Softmax", "MatMul"]))
 
 TORCH_BLOCK = r'''
 import sys, torch, torch.nn as nn
