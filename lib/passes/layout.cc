@@ -111,10 +111,11 @@ Tensor permutedConstant(const Tensor& t) {
 }
 
 /// Elements a transpose of `v` moves; 0 when it only moves dims of size 1 (a relabeling).
-int64_t transposeElements(const Value* v) {
+/// In double: the cost model never overflows, whatever the shapes.
+double transposeElements(const Value* v) {
   auto d = dimsOf(v);
-  const int64_t moved = int64_t(d[1] > 1) + int64_t(d[2] * d[3] > 1);
-  return moved < 2 ? 0 : d[0] * d[1] * d[2] * d[3];
+  const bool moves = d[1] > 1 && (d[2] > 1 || d[3] > 1);
+  return moves ? double(d[0]) * double(d[1]) * double(d[2]) * double(d[3]) : 0.0;
 }
 
 struct Region {
@@ -171,9 +172,10 @@ class LayoutPass final : public Pass {
   /// What NHWC saves on node `n` (ns).
   static double saving(const Node& n, Kind k) {
     const auto x = dimsOf(n.input(0));
-    const double pixels = double(x[0] * x[2] * x[3]);
+    const double pixels = double(x[0]) * double(x[2]) * double(x[3]);
     if (k == Kind::Depthwise)
-      return kDwSavedPerChannel * double(x[0] * x[1]) + kDwSavedPerInputElement * pixels * double(x[1]);
+      return kDwSavedPerChannel * double(x[0]) * double(x[1]) +
+             kDwSavedPerInputElement * pixels * double(x[1]);
     if (k == Kind::Pointwise)  // 2 * pixels * C * M flops
       return kPointwiseSavedPerFlop * 2.0 * pixels * double(x[1]) * double(dimsOf(n.output(0))[1]);
     return 0;
@@ -181,8 +183,8 @@ class LayoutPass final : public Pass {
 
   /// What a transpose of `v` costs (ns): per element, more once it no longer fits a core's L2.
   static double transposeCost(const Value* v) {
-    const int64_t e = transposeElements(v);
-    return double(e) * (e <= kTransposeCachedElements ? kTransposePerElementCached
+    const double e = transposeElements(v);
+    return e * (e <= double(kTransposeCachedElements) ? kTransposePerElementCached
                                                       : kTransposePerElement);
   }
 
