@@ -275,7 +275,8 @@ class ProgramEmitter final : public EmitContext, public FlowHost {
   std::string constArray(const std::vector<int64_t>& values) override {
     std::string name = "c" + std::to_string(p_.constants.size());
     p_.constants.push_back(
-        fmt::format("static const int64_t {}[] = {};", name,
+        // maybe_unused: an emitter may declare an array its chosen kernel then does not read.
+        fmt::format("[[maybe_unused]] static const int64_t {}[] = {};", name,
                     intListLiteral(values.empty() ? std::vector<int64_t>{0} : values)));
     return name;
   }
@@ -284,7 +285,7 @@ class ProgramEmitter final : public EmitContext, public FlowHost {
     std::string list = "{";
     for (size_t i = 0; i < values.size(); ++i) list += (i ? ", " : "") + floatLiteral(values[i]);
     if (values.empty()) list += "0.0f";
-    p_.constants.push_back(fmt::format("static const float {}[] = {}}};", name, list));
+    p_.constants.push_back(fmt::format("[[maybe_unused]] static const float {}[] = {}}};", name, list));
     return name;
   }
   std::string runtimeDim(size_t out, size_t dim) override {

@@ -467,6 +467,11 @@ Status emitTranspose(const Node& n, EmitContext& ctx) {
     else
       groups.push_back({a});
   }
+  if (groups.size() <= 1) {  // only size-1 axes move: the bytes stay in order
+    ctx.call("memcpy", fmt::format("std::memcpy({}, {}, {});", ctx.output(0), ctx.input(0),
+                                   numel(n.output(0)) * (bits / 8)));
+    return Status();
+  }
   const bool swap = groups.size() == 2 || (groups.size() == 3 && groups[0][0] < groups[2][0] &&
                                            groups[2][0] < groups[1][0]);
   if (swap && (bits == 32 || bits == 16 || bits == 8 || bits == 64)) {

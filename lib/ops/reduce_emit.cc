@@ -70,17 +70,13 @@ Status emitReduce(const Node& n, EmitContext& ctx) {
   if (!row) return ctx.unsupported("this reduction");
   auto x = staticDims(n.input(0));
   ctx.useHeader("kiln_ref/reduce.h");
-  KILN_ASSIGN_OR_RETURN(Mask mask, reducedMask(n, ctx));
-  if (mask.noop) {
-    int64_t bytes = *dtypeStorageBytes(n.input(0)->dtype(), staticNumel(n.input(0)));
-    ctx.call("memcpy", fmt::format("std::memcpy({}, {}, {});", ctx.output(0), ctx.input(0), bytes));
-    return Status();
-  }
-  if (n.opType() == "ReduceMean" && n.input(0)->dtype() == DType::F32 && mask.prelude.empty() &&
+  if (n.opType() == "ReduceMean" && n.input(0)->dtype() == DType::F32 &&
       ctx.target().optimizedKernels()) {
+    // (Before reducedMask: it would declare a mask array this path does not read.)
     // One run of reduced axes with more than one element after it (e.g. a channels-last
     // GlobalAveragePool): kiln_cpu::mean_middle_f32, vectorized over the trailing axes.
     std::vector<int64_t> reduced(x.size(), 0);
+    // Axes known at compile time only (run-time axes take the reference kernel).
     for (int64_t a : n.numInputs() > 1 && n.input(1) ? constInts(ctx, n, 1).value_or(std::vector<int64_t>{})
                                                      : n.attrInts("axes", {}))
       if (auto na = axisIn(a, int64_t(x.size()))) reduced[size_t(*na)] = 1;
@@ -99,6 +95,12 @@ Status emitReduce(const Node& n, EmitContext& ctx) {
                            ctx.threadPool()));
       return Status();
     }
+  }
+  KILN_ASSIGN_OR_RETURN(Mask mask, reducedMask(n, ctx));
+  if (mask.noop) {
+    int64_t bytes = *dtypeStorageBytes(n.input(0)->dtype(), staticNumel(n.input(0)));
+    ctx.call("memcpy", fmt::format("std::memcpy({}, {}, {});", ctx.output(0), ctx.input(0), bytes));
+    return Status();
   }
   std::string dims = ctx.constArray(x);
   std::string call;
