@@ -238,7 +238,7 @@ TEST(CpuEltwise, SigmoidAndGlobalAveragePoolMatchReference) {
 // mean_middle_f32: a channels-last GlobalAveragePool (and ReduceMean over middle axes), every
 // inner width around the vector blocks, identical at any thread count.
 TEST(CpuEltwise, MeanMiddle) {
-  Rng rng(5);
+  Rng rng{5};
   for (auto [outer, mid, inner] : {std::array<int64_t, 3>{1, 1, 2}, {2, 49, 3}, {3, 7, V::kLanes},
                                    {1, 9, 4 * V::kLanes + 1}, {2, 400, 96}, {1, 5, 300}}) {
     const Vec x = filled(outer * mid * inner, Data::kRandom, rng);
@@ -263,7 +263,7 @@ TEST(CpuEltwise, MeanMiddle) {
 
 // transpose_2d: exact, on tile edges and ragged sizes, batched, any thread count.
 TEST(CpuEltwise, Transpose2d) {
-  Rng rng(6);
+  Rng rng{6};
   for (auto [batch, rows, cols] : {std::array<int64_t, 3>{1, 1, 1}, {1, 16, 16}, {2, 17, 33},
                                    {1, 32, 12544}, {3, 49, 7}, {1, 300, 257}}) {
     const Vec x = filled(batch * rows * cols, Data::kRandom, rng);
