@@ -41,6 +41,9 @@ struct SlidingWindow {
   /// True when every per-axis attribute has `rank` entries (pads 2 * rank).
   bool valid() const;
 };
+/// Transpose (transpose_emit.cc).
+Status emitTranspose(const Node& n, EmitContext& ctx);
+
 SlidingWindow slidingWindowOf(const Node& n, const std::vector<int64_t>& kernel);
 /// The same for input dims `x` and output dims `y` given in channels-first order (for a node
 /// whose tensors are in another layout, e.g. kiln.NhwcConv).
