@@ -122,7 +122,7 @@ inline void conv2d_pack_weights(const Conv2dShape& s, const float* w, float* dst
 template <class Act>
 inline void conv2d_f32(const Conv2dShape& s, const float* x, const float* w_packed,
                        const float* bias, float* y, const Epilogue<Act>& e, float* scratch,
-                       ThreadPool* pool) {
+                       ThreadPool* pool, GemmPlan plan = {}) {
   const int64_t G = s.group, Cg = s.C / G, Mg = s.M / G;
   const int64_t K = Cg * s.KH * s.KW, P = s.OH * s.OW;
   for (int64_t n = 0; n < s.N; ++n)
@@ -139,7 +139,7 @@ inline void conv2d_f32(const Conv2dShape& s, const float* x, const float* w_pack
             conv_detail::pack_im2col(s, xg, k0, kc, p0, pc, buf);
             return Panels{buf, kc * kNR};
           },
-          y + yoff, P, eg, scratch, pool);
+          y + yoff, P, eg, scratch, pool, 0, plan);
     }
 }
 

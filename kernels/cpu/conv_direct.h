@@ -221,7 +221,8 @@ inline void band_tiles(const Conv2dShape& s, const Planes& d, int64_t K, const f
 template <class Act>
 inline void conv2d_direct_f32(const Conv2dShape& s, const float* x, const float* w_packed,
                               const float* bias, float* y, const Epilogue<Act>& e, float* scratch,
-                              int64_t max_plane_floats, ThreadPool* pool) {
+                              int64_t max_plane_floats, ThreadPool* pool,
+                              GemmPlan plan = {}) {
   using conv_direct_detail::band_tiles;
   const conv_direct_detail::Planes d = conv_direct_detail::planes_of(s, max_plane_floats);
   const int64_t G = s.group, Cg = s.C / G, Mg = s.M / G;
@@ -268,7 +269,7 @@ inline void conv2d_direct_f32(const Conv2dShape& s, const float* x, const float*
       const float* xg = x + (n * s.C + g * Cg) * s.H * s.W;
       parallel_for(pool, Cg + 1, [&](int64_t c, int) { fill(xg, scratch, 0, c, c + 1); });
       const int64_t flat = flat_of(0), yoff = (n * s.M + g * Mg) * P;
-      const gemm_detail::GemmSplit split = gemm_detail::gemm_split(Mg, flat, threads);
+      const gemm_detail::GemmSplit split = gemm_detail::gemm_split(Mg, flat, threads, plan);
       const int64_t n_blocks = (flat + split.block - 1) / split.block;
       const int64_t m_blocks = (Mg + split.m_chunk - 1) / split.m_chunk;
       parallel_for(pool, n_blocks * m_blocks, [&](int64_t unit, int tid) {

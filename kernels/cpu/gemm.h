@@ -203,6 +203,19 @@ inline void micro_rows(int rows, int64_t kc, const float* ap, int64_t lda, const
     micro<R, 2, RowA>(kc, ap, lda, bp, c, ldc, cols, accumulate, last, e, m, n);
 }
 
+}  // namespace gemm_detail
+
+/// A tuning choice for the GEMM driver (kiln compile --tune): how work is split over threads
+/// and how many rows of A one L2 block holds. Every choice computes the same sums in the same
+/// order (work is split over output tiles only), so results are bit-identical across choices.
+struct GemmPlan {
+  enum Split : int { kAuto = 0, kRows = 1, kColumns = 2 };
+  int split = kAuto;
+  int mc_strips = 0;  ///< kMR-row strips per L2 block of A; 0: kMC / kMR
+};
+
+namespace gemm_detail {
+
 /// How gemm_packed_a splits C[M, N] into work units: column blocks of `block` columns (a
 /// multiple of kNR, at most kNC) times row chunks of `m_chunk` rows (a multiple of kMR). With
 /// several threads the unit count is a multiple of the thread count and the units are as even
@@ -212,10 +225,16 @@ inline void micro_rows(int rows, int64_t kc, const float* ap, int64_t lda, const
 struct GemmSplit {
   int64_t block, m_chunk;
 };
-inline GemmSplit gemm_split(int64_t M, int64_t N, int threads) {
+inline GemmSplit gemm_split(int64_t M, int64_t N, int threads, GemmPlan plan = {}) {
   const int64_t strips = (M + kMR - 1) / kMR, panels = (N + kNR - 1) / kNR, T = threads;
   if (T <= 1) return {kNC, strips * kMR};
   auto even = [](int64_t parts, int64_t units) { return (parts + units - 1) / units; };
+  if (plan.split == GemmPlan::kRows && strips >= T)
+    return {kNC, even(strips, T * even(strips, T * (kMC / kMR))) * kMR};
+  if (plan.split == GemmPlan::kColumns) {
+    const int64_t units = T * even(panels, T * (kNC / kNR));
+    return {even(panels, units) * kNR, strips * kMR};
+  }
   if (M > N && strips >= 2 * T) {
     const int64_t units = T * even(strips, T * (kMC / kMR));
     return {kNC, even(strips, units) * kMR};
@@ -304,9 +323,11 @@ struct Panels {
 template <bool RowA = false, class Act, class PanelFn>
 inline void gemm_packed_a(int64_t M, int64_t N, int64_t K, const float* ap, PanelFn panel,
                           float* c, int64_t ldc, const Epilogue<Act>& e, float* scratch,
-                          ThreadPool* pool, int64_t lda = 0) {
+                          ThreadPool* pool, int64_t lda = 0, GemmPlan plan = {}) {
   if (M <= 0 || N <= 0) return;
-  const gemm_detail::GemmSplit split = gemm_detail::gemm_split(M, N, pool ? pool->size() : 1);
+  const gemm_detail::GemmSplit split =
+      gemm_detail::gemm_split(M, N, pool ? pool->size() : 1, plan);
+  const int64_t mc = plan.mc_strips > 0 ? int64_t(plan.mc_strips) * kMR : kMC;
   const int64_t block = split.block, m_chunk = split.m_chunk;
   const int64_t n_blocks = (N + block - 1) / block;
   const int64_t m_blocks = (M + m_chunk - 1) / m_chunk;
@@ -322,8 +343,8 @@ inline void gemm_packed_a(int64_t M, int64_t N, int64_t K, const float* ap, Pane
       const Panels bp = panel(k0, kc, n0, nc, buf);
       // Rows in blocks of kMC: the block's A (kMC x kc, about 200 KB) stays in L2 across the
       // panels, each panel (kc x kNR) in L1 across the block's strips.
-      for (int64_t mc0 = mb0; mc0 < mb1; mc0 += kMC) {
-        const int64_t mc1 = mb1 < mc0 + kMC ? mb1 : mc0 + kMC;
+      for (int64_t mc0 = mb0; mc0 < mb1; mc0 += mc) {
+        const int64_t mc1 = mb1 < mc0 + mc ? mb1 : mc0 + mc;
         for (int64_t j = 0; j < nc; j += kNR) {
           const int cols = int(nc - j < kNR ? nc - j : kNR);
           const float* bj = bp.p + (j / kNR) * bp.stride;
@@ -383,14 +404,15 @@ inline void gemm_f32(int64_t M, int64_t N, int64_t K, const float* a, int64_t ld
 template <class Act>
 inline void gemm_f32_packed_b(int64_t M, int64_t N, int64_t K, const float* a, int64_t lda,
                               const float* b_panels, float* c, int64_t ldc,
-                              const Epilogue<Act>& e, float* scratch, ThreadPool* pool) {
+                              const Epilogue<Act>& e, float* scratch, ThreadPool* pool,
+                              GemmPlan plan = {}) {
   gemm_detail::pack_a_parallel(a, lda, M, K, scratch, pool);
   gemm_packed_a(
       M, N, K, scratch,
       [&](int64_t k0, int64_t, int64_t n0, int64_t, float*) {
         return Panels{b_panels + (n0 / kNR * K + k0) * kNR, K * kNR};
       },
-      c, ldc, e, nullptr, pool);
+      c, ldc, e, nullptr, pool, 0, plan);
 }
 
 /// C = A * B (+ epilogue) with A row-major (lda) read in place, not packed, and B packed by
@@ -400,13 +422,14 @@ inline void gemm_f32_packed_b(int64_t M, int64_t N, int64_t K, const float* a, i
 template <class Act>
 inline void gemm_f32_rowa_packed_b(int64_t M, int64_t N, int64_t K, const float* a, int64_t lda,
                                    const float* b_panels, float* c, int64_t ldc,
-                                   const Epilogue<Act>& e, ThreadPool* pool) {
+                                   const Epilogue<Act>& e, ThreadPool* pool,
+                                   GemmPlan plan = {}) {
   gemm_packed_a<true>(
       M, N, K, a,
       [&](int64_t k0, int64_t, int64_t n0, int64_t, float*) {
         return Panels{b_panels + (n0 / kNR * K + k0) * kNR, K * kNR};
       },
-      c, ldc, e, nullptr, pool, lda);
+      c, ldc, e, nullptr, pool, lda, plan);
 }
 
 /// Batched MatMul with numpy broadcasting (the geometry of kiln_ref::matmul: batch dims,

@@ -538,12 +538,14 @@ std::string manifest(const Model& model, const Program& p, const CompileOptions&
   j["weights_file"] = o.weights == WeightsMode::External ? p.prefix + ".weights" : "";
   j["library"] = {{"shared", "lib" + p.prefix + ".so"}, {"static", "lib" + p.prefix + ".a"}};
   auto ops = nlohmann::ordered_json::array();
-  for (const auto& c : p.calls)
+  for (const auto& c : p.calls) {
     ops.push_back({{"kernel", c.kernel},
                    {"op", c.opType},
                    {"nodes", c.nodeNames},
                    {"flops", c.flops},
                    {"bytes", c.bytes}});
+    if (!c.tuneKey.empty()) ops.back()["tuning"] = {{"key", c.tuneKey}, {"choice", c.tuneChoice}};
+  }
   j["ops"] = ops;
   return j.dump(2) + "\n";
 }

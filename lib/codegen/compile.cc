@@ -18,6 +18,8 @@ Expected<CompileResult> compileModel(Model& model, const CompileOptions& options
   r.symbolPrefix = program.prefix;
   r.memory = memoryReportOf(program);
   r.passes = program.passRecords;
+  r.tunables = program.tunables;
+  r.tuneChosen = program.tuneChosen;
   if (options.build) {
     KILN_ASSIGN_OR_RETURN(r.libraryPath, buildArtifact(program, options));
   }

@@ -47,6 +47,10 @@ class ProgramEmitter final : public EmitContext, public FlowHost {
   /// (aliasOutput), in-place writes (outputInPlace) and Concat inputs written straight into
   /// their slice of the Concat's output.
   void setPools(std::vector<MemoryPool> pools) { pools_ = std::move(pools); }
+  void setTuning(const std::map<std::string, std::string>* choices, int sweep) {
+    tuning_ = choices;
+    tuneSweep_ = sweep;
+  }
 
   Status emitAll(const std::vector<FlowStep>& schedule, bool shareMemory, int64_t maxLoops) {
     shareMemory_ = shareMemory;
@@ -61,6 +65,7 @@ class ProgramEmitter final : public EmitContext, public FlowHost {
     for (size_t step = 0; step < schedule.size(); ++step) {
       node_ = schedule[step].node;
       step_ = int64_t(step);
+      tuneKey_.clear();
       if (schedule[step].kind != FlowStep::Kind::Plain) {
         KILN_RETURN_IF_ERROR(emitFlowStep(schedule[step], *this, *this, maxLoops));
         continue;
@@ -225,6 +230,24 @@ class ProgramEmitter final : public EmitContext, public FlowHost {
     }
     return output(out);
   }
+  std::string tuned(const std::string& key, const std::vector<std::string>& candidates) override {
+    // The key names the target and thread count too: a choice measured for one is not the
+    // other's.
+    std::string full = fmt::format("{} t{} {}", p_.target.name, p_.threads, key);
+    std::string choice = candidates.front();
+    auto known = [&](const std::string& c) {
+      return std::find(candidates.begin(), candidates.end(), c) != candidates.end();
+    };
+    auto it = tuning_ ? tuning_->find(full) : std::map<std::string, std::string>::const_iterator();
+    if (tuning_ && it != tuning_->end() && known(it->second))
+      choice = it->second;
+    else if (tuneSweep_ >= 0 && size_t(tuneSweep_) < candidates.size())
+      choice = candidates[size_t(tuneSweep_)];
+    p_.tunables[full] = candidates;
+    p_.tuneChosen[full] = choice;
+    tuneKey_ = full;
+    return choice;
+  }
   const Target& target() const override { return p_.target; }
   int threads() const override { return p_.threads; }
   std::string threadPool() override {
@@ -262,6 +285,8 @@ class ProgramEmitter final : public EmitContext, public FlowHost {
                       ? std::vector<std::string>{node_->name()}
                       : node_->annotations().sources;
     c.statement = statement;
+    c.tuneKey = tuneKey_;
+    c.tuneChoice = tuneKey_.empty() ? std::string() : p_.tuneChosen[tuneKey_];
     c.flops = estimateFlops(*node_);
     auto addBytes = [&c](const Value* v) {
       auto n = v ? v->shape().numElements() : std::nullopt;
@@ -426,6 +451,9 @@ class ProgramEmitter final : public EmitContext, public FlowHost {
   Program& p_;
   KnownValues& known_;
   Node* node_ = nullptr;
+  const std::map<std::string, std::string>* tuning_ = nullptr;
+  int tuneSweep_ = -1;
+  std::string tuneKey_;  ///< the tunable signature of the node being emitted
   int64_t step_ = 0;
   std::unordered_map<const Value*, int> inputIndex_;
   std::unordered_map<const Value*, int> outputIndex_;  // first index of each output value
@@ -553,6 +581,7 @@ Expected<Program> buildProgram(Model& model, const CompileOptions& options) {
   KILN_ASSIGN_OR_RETURN(std::vector<Node*> schedule, select(order, nullptr));
   ProgramEmitter emitter(g, p, known);
   emitter.setPools(options.memoryPools);
+  emitter.setTuning(&options.tuning, options.tuneSweep);
   KILN_RETURN_IF_ERROR(emitter.emitAll(flattenSchedule(schedule, bodies, lookup),
                                        options.optLevel >= 1, options.maxLoopIterations));
   KILN_RETURN_IF_ERROR(emitter.bindRuntimeDims());

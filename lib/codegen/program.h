@@ -32,6 +32,8 @@ struct KernelCall {
   std::string statement;  ///< C++ with @V<id>@ / @S<id>@ offset placeholders
   int64_t flops = 0;      ///< floating-point operations of one run (multiply-add = 2); 0: not counted
   int64_t bytes = 0;      ///< bytes its node reads and writes (inputs + outputs), one run
+  std::string tuneKey;    ///< the tunable op signature this call implements (empty: none)
+  std::string tuneChoice; ///< the candidate emitted for it
 };
 
 /// FLOPs of one node (Conv, ConvTranspose, Gemm, MatMul and their fused forms exactly;
@@ -75,6 +77,9 @@ struct Program {
   std::vector<int> bufferPools;         ///< bufferPools[i]: the pool of buffers[i]
   std::vector<PassRecord> passRecords;  ///< what the optimizer did (--pass-stats, --report)
   int runtimeDimCount = 0;              ///< ctx->dyn[] slots: sizes decided by the data
+  /// Tunable ops met while emitting (EmitContext::tuned): key → candidates, and the choice.
+  std::map<std::string, std::vector<std::string>> tunables;
+  std::map<std::string, std::string> tuneChosen;
 };
 
 /// The plan part of a Program as a report.

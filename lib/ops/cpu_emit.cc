@@ -5,6 +5,8 @@
 #include "cpu_emit.h"
 
 #include <algorithm>
+#include <cstdlib>
+#include <sstream>
 
 #include "emit_support.h"
 #include "kiln/ops/fused.h"
@@ -103,29 +105,87 @@ void useCpuHeaders(EmitContext& ctx, const char* header) {
   ctx.useHeader(header);
 }
 
+/// The GEMM driver plans --tune measures (kiln_cpu::GemmPlan), as choice words: the cost
+/// model's (""), L2 blocks of 8 or 32 strips of A instead of 16, and with threads, the work split
+/// over rows or over columns only. All compute the same sums (bit-identical results).
+std::vector<std::string> gemmPlanChoices(int threads, bool blocking = true) {
+  std::vector<std::string> c = {""};
+  if (blocking) {
+    c.push_back("mc=8");
+    c.push_back("mc=32");
+  }
+  if (threads > 1) {
+    c.push_back("rows");
+    c.push_back("cols");
+  }
+  return c;
+}
+
+/// `kiln_cpu::GemmPlan{split, mc_strips}` for a choice's words ("rows", "cols", "mc=N").
+std::string gemmPlanLiteral(const std::string& choice) {
+  int split = 0, mc = 0;
+  std::string word;
+  std::istringstream words(choice);
+  while (words >> word) {
+    if (word == "rows") split = 1;
+    if (word == "cols") split = 2;
+    if (word.rfind("mc=", 0) == 0) mc = std::atoi(word.c_str() + 3);
+  }
+  return fmt::format("kiln_cpu::GemmPlan{{{}, {}}}", split, mc);
+}
+
+/// Candidates "ALGO" + " plan" for each algorithm and plan.
+std::vector<std::string> withPlans(const std::vector<std::string>& algos,
+                                   const std::vector<std::vector<std::string>>& plans) {
+  std::vector<std::string> out;
+  for (size_t a = 0; a < algos.size(); ++a)
+    for (const auto& plan : plans[a]) out.push_back(plan.empty() ? algos[a] : algos[a] + " " + plan);
+  return out;
+}
+
+bool startsWith(const std::string& s, const std::string& prefix) { return s.rfind(prefix, 0) == 0; }
+
+/// What an epilogue computes, for tuning keys (not where its operands live).
+std::string epilogueKey(const Node& n, bool fused, bool bias, bool residual) {
+  std::string act = fused ? n.attrString(kActivationAttr, "") : "";
+  return fmt::format("act={}{}{}", act.empty() ? "none" : act, bias ? " bias" : "",
+                     residual ? " residual" : "");
+}
+
 /// C[rows, N] = A[rows, K] (the node's input 0, row-major) * B, with B (element (k, n) at
 /// b[k * sk + n * sn], a compile-time constant) packed into the target's panels here. rowA: A
 /// is read in place (kiln_cpu::gemm_f32_rowa_packed_b), else packed at run time.
 void emitPackedB(EmitContext& ctx, int64_t rows, int64_t N, int64_t K, const float* b, int64_t sk,
-                 int64_t sn, const std::string& epi, bool rowA = false) {
+                 int64_t sn, const std::string& epi, const std::string& epiKey, bool rowA = false) {
   const Target& target = ctx.target();
   const Tiles tiles = tilesFor(target);
+  // The tunable: the driver's plan; with A read in place, packing it instead is a candidate.
+  std::vector<std::string> algos = {rowA ? "rowa" : "packa"};
+  if (rowA) algos.push_back("packa");
+  const std::string choice =
+      ctx.tuned(fmt::format("gemm_packed_b {}x{}x{} {}", rows, N, K, epiKey),
+                withPlans(algos, std::vector<std::vector<std::string>>(
+                                     algos.size(), gemmPlanChoices(ctx.threads()))));
+  rowA = startsWith(choice, "rowa");
+  const std::string plan = gemmPlanLiteral(choice);
   std::vector<float> panels = packBPanels(b, K, N, sk, sn, tiles);
   std::string bp =
       ctx.derivedWeight(Tensor::fromVector(DType::F32, {int64_t(panels.size())}, panels));
   if (rowA) {
     ctx.call("kiln_cpu::gemm_f32_rowa_packed_b__" + tileName(target),
              tileCheck(target) +
-                 fmt::format("kiln_cpu::gemm_f32_rowa_packed_b({}, {}, {}, {}, {}, {}, {}, {}, {}, {});",
-                             rows, N, K, ctx.input(0), K, bp, ctx.output(0), N, epi, ctx.threadPool()));
+                 fmt::format("kiln_cpu::gemm_f32_rowa_packed_b({}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {});",
+                             rows, N, K, ctx.input(0), K, bp, ctx.output(0), N, epi,
+                             ctx.threadPool(), plan));
     return;
   }
   std::string scratch = floatScratch(ctx, packedAFloats(rows, K, tiles));
   ctx.call("kiln_cpu::gemm_f32_packed_b__" + tileName(target),
            tileCheck(target) +
                fmt::format(
-                   "kiln_cpu::gemm_f32_packed_b({}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {});", rows,
-                   N, K, ctx.input(0), K, bp, ctx.output(0), N, epi, scratch, ctx.threadPool()));
+                   "kiln_cpu::gemm_f32_packed_b({}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {});",
+                   rows, N, K, ctx.input(0), K, bp, ctx.output(0), N, epi, scratch,
+                   ctx.threadPool(), plan));
 }
 
 /// The direct conv's budget for one band of phase planes (floats, 1 MiB: about an L2 cache);
@@ -227,7 +287,20 @@ Expected<bool> emitCpuConv(const Node& n, EmitContext& ctx, bool fused) {
   const int64_t Mg = wd[0] / group, K = wt->numElements() / wd[0];
   const int64_t perGroup = packedAFloats(Mg, K, tiles);
   const float* wsrc = wt->data<float>();
+  // Tunable: the direct conv (where it applies; the cost model's pick then) or im2col, each
+  // with its driver plans (the direct conv's tiles have no L2 blocking to choose).
+  std::vector<std::string> algos = {"im2col"};
+  std::vector<std::vector<std::string>> plans = {gemmPlanChoices(ctx.threads())};
   if (directConvApplies(s, tiles.nr)) {
+    algos.insert(algos.begin(), "direct");
+    plans.insert(plans.begin(), gemmPlanChoices(ctx.threads(), /*blocking=*/false));
+  }
+  const std::string choice = ctx.tuned(
+      fmt::format("conv2d {} {}", shape,
+                  epilogueKey(n, fused, n.input(2) != nullptr, residual != nullFloat())),
+      withPlans(algos, plans));
+  const std::string plan = gemmPlanLiteral(choice);
+  if (startsWith(choice, "direct")) {
     // kiln_cpu::conv2d_direct_scratch_floats: band planes, then a tile per thread.
     const int64_t floats = directConvPlanesScratch(s, tiles.nr, ctx.threads()) +
                            int64_t(ctx.threads()) * tiles.mr * tiles.nr;
@@ -249,10 +322,11 @@ Expected<bool> emitCpuConv(const Node& n, EmitContext& ctx, bool fused) {
                              "kiln_cpu::conv2d_direct_scratch_floats({0}, {8}, {7}) == {9} && "
                              "kiln_cpu::conv2d_direct_packed_weight_floats({0}) == {11}, \"kiln and "
                              "kiln_cpu disagree on the direct conv\"); "
-                             "kiln_cpu::conv2d_direct_f32({0}, {1}, {2}, {3}, {4}, {5}, {6}, {7}, {10});",
+                             "kiln_cpu::conv2d_direct_f32({0}, {1}, {2}, {3}, {4}, {5}, {6}, {7}, {10}, "
+                             "{12});",
                              shape, ctx.input(0), dwp, bias, ctx.output(0), epi,
                              floatScratch(ctx, floats), kDirectConvMaxPlaneFloats, ctx.threads(),
-                             floats, ctx.threadPool(), per * group));
+                             floats, ctx.threadPool(), per * group, plan));
     return true;
   }
   std::vector<float> packed(size_t(perGroup * group), 0.0f);
@@ -264,9 +338,9 @@ Expected<bool> emitCpuConv(const Node& n, EmitContext& ctx, bool fused) {
       floatScratch(ctx, packFloatsPerThread(s[7] * s[8], K, tiles) * ctx.threads());
   useCpuHeaders(ctx, "kiln_cpu/conv.h");
   ctx.call("kiln_cpu::conv2d_f32__" + tileName(target),
-           tileCheck(target) + fmt::format("kiln_cpu::conv2d_f32({}, {}, {}, {}, {}, {}, {}, {});",
+           tileCheck(target) + fmt::format("kiln_cpu::conv2d_f32({}, {}, {}, {}, {}, {}, {}, {}, {});",
                                            shape, ctx.input(0), wp, bias, ctx.output(0), epi,
-                                           scratch, ctx.threadPool()));
+                                           scratch, ctx.threadPool(), plan));
   return true;
 }
 
@@ -298,6 +372,7 @@ Expected<bool> emitCpuNhwcConv(const Node& n, EmitContext& ctx) {
     emitPackedB(ctx, x[0] * x[1] * x[2], M, C, wsrc, 1, C,
                 fmt::format("kiln_cpu::make_epilogue({}, {}, {}, {}, {})", epiAct, nullFloat(),
                             bias, residual, M),
+                epilogueKey(n, true, n.input(2) != nullptr, residual != nullFloat()),
                 /*rowA=*/true);
     return true;
   }
@@ -354,7 +429,9 @@ Expected<bool> emitCpuGemm(const Node& n, EmitContext& ctx, bool fused) {
   useCpuHeaders(ctx, "kiln_cpu/gemm.h");
   if (const Tensor* bt = ctx.value(1)) {
     // B is [K, N], or [N, K] with transB.
-    emitPackedB(ctx, M, N, K, bt->data<float>(), transB ? 1 : N, transB ? K : 1, epi);
+    emitPackedB(ctx, M, N, K, bt->data<float>(), transB ? 1 : N, transB ? K : 1, epi,
+                epilogueKey(n, fused, rowBias != nullFloat() || colBias != nullFloat(),
+                            residual != nullFloat()));
     return true;
   }
   if (transB) return false;
@@ -388,7 +465,8 @@ Expected<bool> emitCpuMatMul(const Node& n, EmitContext& ctx, bool fused) {
     for (int64_t d : g.batch) rows *= d;
     emitPackedB(ctx, rows, N, K, bt->data<float>(), N, 1,
                 fmt::format("kiln_cpu::make_epilogue({}, {}, {}, {}, {})", act, nullFloat(),
-                            colBias, residual, N));
+                            colBias, residual, N),
+                epilogueKey(n, fused, colBias != nullFloat(), residual != nullFloat()));
     return true;
   }
   std::string epi = fmt::format("kiln_cpu::make_epilogue({}, {}, {}, {}, {})", act, nullFloat(),

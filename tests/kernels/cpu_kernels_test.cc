@@ -103,24 +103,26 @@ void checkGemm(const GemmCase& g, Act act, Data data, uint64_t seed) {
     EXPECT_TRUE(untouched(scratch, 0, 0, 0, used)) << "scratch, " << threads << " threads";
     return c;
   };
-  auto runPackedB = [&](kiln_cpu::ThreadPool* p) {
+  auto runPackedB = [&](kiln_cpu::ThreadPool* p, kiln_cpu::GemmPlan plan = {}) {
     Vec panels(size_t(kiln_cpu::packed_b_floats(K, N) + kGuard), kSentinel);
     kiln_cpu::pack_b_panels(bc.data(), K, N, panels.data());
     EXPECT_TRUE(untouched(panels, 0, 0, 0, kiln_cpu::packed_b_floats(K, N))) << "pack_b_panels";
     const int64_t used = kiln_cpu::gemm_f32_packed_b_scratch_floats(M, K);
     Vec c(size_t(c_floats + kGuard), kSentinel), scratch(size_t(used + kGuard), kSentinel);
     kiln_cpu::gemm_f32_packed_b(M, N, K, a.data(), lda, panels.data(), c.data(), ldc, e,
-                                scratch.data(), p);
+                                scratch.data(), p, plan);
     EXPECT_TRUE(untouched(c, M, N, ldc, c_floats)) << "packed_b";
     EXPECT_TRUE(untouched(scratch, 0, 0, 0, used)) << "packed_b scratch";
     return c;
   };
 
-  auto runRowA = [&](kiln_cpu::ThreadPool* p) {  // A read in place: no scratch at all
+  // A read in place: no scratch at all.
+  auto runRowA = [&](kiln_cpu::ThreadPool* p, kiln_cpu::GemmPlan plan = {}) {
     Vec panels(size_t(kiln_cpu::packed_b_floats(K, N)));
     kiln_cpu::pack_b_panels(bc.data(), K, N, panels.data());
     Vec c(size_t(c_floats + kGuard), kSentinel);
-    kiln_cpu::gemm_f32_rowa_packed_b(M, N, K, a.data(), lda, panels.data(), c.data(), ldc, e, p);
+    kiln_cpu::gemm_f32_rowa_packed_b(M, N, K, a.data(), lda, panels.data(), c.data(), ldc, e, p,
+                                     plan);
     EXPECT_TRUE(untouched(c, M, N, ldc, c_floats)) << "rowa_packed_b";
     return c;
   };
@@ -133,6 +135,16 @@ void checkGemm(const GemmCase& g, Act act, Data data, uint64_t seed) {
   for (int t = 1; t <= 3; ++t)
     EXPECT_TRUE(identical(base, runF32(threadPool(t)))) << t << " threads";
   EXPECT_TRUE(identical(base, runPackedB(threadPool(3)))) << "gemm_f32_packed_b, 3 threads";
+  // The tuner's driver plans (kiln compile --tune) change only the split and the L2 blocking.
+  using Plan = kiln_cpu::GemmPlan;
+  for (Plan plan : {Plan{Plan::kRows, 0}, Plan{Plan::kColumns, 0}, Plan{Plan::kAuto, 1},
+                    Plan{Plan::kAuto, 8}, Plan{Plan::kRows, 32}})
+    for (int t : {1, 2, 3}) {
+      SCOPED_TRACE("plan split " + std::to_string(plan.split) + " mc " +
+                   std::to_string(plan.mc_strips) + ", " + std::to_string(t) + " threads");
+      EXPECT_TRUE(identical(base, runPackedB(threadPool(t), plan)));
+      EXPECT_TRUE(identical(base, runRowA(threadPool(t), plan)));
+    }
 }
 
 /// The edge values without repeats (kMR + 1 is 13 on AVX-512).
@@ -330,10 +342,11 @@ void checkConv(const ConvCase& c, Act act, bool with_bias, bool with_residual, D
   Vec wp(size_t(packed + kGuard), kSentinel);
   kiln_cpu::conv2d_pack_weights(s, w.data(), wp.data());
   EXPECT_TRUE(untouched(wp, 0, 0, 0, packed)) << "conv2d_pack_weights";
-  auto runConv = [&](kiln_cpu::ThreadPool* p) {
+  using Plan = kiln_cpu::GemmPlan;
+  auto runConv = [&](kiln_cpu::ThreadPool* p, Plan plan = {}) {
     const int64_t used = kiln_cpu::conv2d_scratch_floats(s, p ? p->size() : 1);
     Vec y(size_t(y_floats + kGuard), kSentinel), scratch(size_t(used + kGuard), kSentinel);
-    kiln_cpu::conv2d_f32(s, x.data(), wp.data(), bp, y.data(), e, scratch.data(), p);
+    kiln_cpu::conv2d_f32(s, x.data(), wp.data(), bp, y.data(), e, scratch.data(), p, plan);
     EXPECT_TRUE(untouched(y, 0, 0, 0, y_floats)) << "conv2d_f32 output";
     EXPECT_TRUE(untouched(scratch, 0, 0, 0, used)) << "conv2d_f32 scratch";
     return y;
@@ -342,6 +355,9 @@ void checkConv(const ConvCase& c, Act act, bool with_bias, bool with_residual, D
   EXPECT_TRUE(near(want, base, c.N * c.M, P, P, tolp)) << "conv2d_f32";
   for (int t = 1; t <= 3; ++t)
     EXPECT_TRUE(identical(base, runConv(threadPool(t)))) << t << " threads";
+  // The tuner's driver plans: the same sums.
+  for (Plan plan : {Plan{Plan::kRows, 0}, Plan{Plan::kColumns, 8}, Plan{Plan::kAuto, 32}})
+    EXPECT_TRUE(identical(base, runConv(threadPool(2), plan))) << "plan " << plan.split;
 
   if (kiln_cpu::conv2d_direct_applies(s, int64_t(1) << 20)) {
     // Without im2col, on its own packing: its own k order (all of K in registers), so near the
@@ -351,11 +367,11 @@ void checkConv(const ConvCase& c, Act act, bool with_bias, bool with_residual, D
     Vec wd(size_t(dpacked + kGuard), kSentinel);
     kiln_cpu::conv2d_direct_pack_weights(s, w.data(), wd.data());
     EXPECT_TRUE(untouched(wd, 0, 0, 0, dpacked)) << "conv2d_direct_pack_weights";
-    auto runDirect = [&](kiln_cpu::ThreadPool* p, int64_t budget) {
+    auto runDirect = [&](kiln_cpu::ThreadPool* p, int64_t budget, Plan plan = {}) {
       const int64_t used = kiln_cpu::conv2d_direct_scratch_floats(s, p ? p->size() : 1, budget);
       Vec y(size_t(y_floats + kGuard), kSentinel), scratch(size_t(used + kGuard), kSentinel);
       kiln_cpu::conv2d_direct_f32(s, x.data(), wd.data(), bp, y.data(), e, scratch.data(), budget,
-                                  p);
+                                  p, plan);
       EXPECT_TRUE(untouched(y, 0, 0, 0, y_floats)) << "conv2d_direct_f32 output";
       EXPECT_TRUE(untouched(scratch, 0, 0, 0, used)) << "conv2d_direct_f32 scratch";
       return y;
@@ -367,6 +383,8 @@ void checkConv(const ConvCase& c, Act act, bool with_bias, bool with_residual, D
       EXPECT_TRUE(identical(direct, runDirect(threadPool(t), all))) << "direct, " << t << " threads";
       EXPECT_TRUE(identical(direct, runDirect(threadPool(t), two))) << "2-row bands, " << t;
     }
+    for (Plan plan : {Plan{Plan::kRows, 0}, Plan{Plan::kColumns, 0}})
+      EXPECT_TRUE(identical(direct, runDirect(threadPool(3), all, plan))) << "plan " << plan.split;
   } else {
     EXPECT_FALSE(c.KH * c.KW > 1 && c.pt <= (c.KH - 1) * c.DH && c.pl <= (c.KW - 1) * c.DW)
         << "a case the direct conv should take";

@@ -88,67 +88,6 @@ Status reportProfile(const BenchArgs& a, const LoadedModel& model,
   return Status();
 }
 
-/// Seeded inputs: floats uniform in [-1, 1], integers in [0, 8), bools fair.
-HostTensor randomInput(const TensorSpec& s, std::mt19937_64& rng) {
-  HostTensor t;
-  t.dtype = s.dtype;
-  t.dims = s.dims;
-  t.data.assign(s.bytes, '\0');
-  int64_t n = 1;
-  for (int64_t d : s.dims) n *= d;
-  std::uniform_real_distribution<float> uf(-1.f, 1.f);
-  auto fill = [&](auto tag) {
-    using T = decltype(tag);
-    T* p = reinterpret_cast<T*>(t.data.data());
-    for (int64_t i = 0; i < n; ++i) {
-      if constexpr (std::is_floating_point_v<T>)
-        p[i] = T(uf(rng));
-      else if constexpr (std::is_same_v<T, bool>)
-        p[i] = (rng() & 1) != 0;
-      else
-        p[i] = T(rng() % 8);
-    }
-  };
-  switch (s.dtype) {
-    case DType::F32:
-      fill(float{});
-      break;
-    case DType::F64:
-      fill(double{});
-      break;
-    case DType::I8:
-      fill(int8_t{});
-      break;
-    case DType::U8:
-      fill(uint8_t{});
-      break;
-    case DType::I16:
-      fill(int16_t{});
-      break;
-    case DType::U16:
-      fill(uint16_t{});
-      break;
-    case DType::I32:
-      fill(int32_t{});
-      break;
-    case DType::U32:
-      fill(uint32_t{});
-      break;
-    case DType::I64:
-      fill(int64_t{});
-      break;
-    case DType::U64:
-      fill(uint64_t{});
-      break;
-    case DType::Bool:
-      fill(bool{});
-      break;
-    default:
-      break;  // zeros
-  }
-  return t;
-}
-
 double percentile(std::vector<double> v, double q) {
   std::sort(v.begin(), v.end());
   size_t idx = size_t(q * double(v.size() - 1) + 0.5);

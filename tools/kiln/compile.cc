@@ -4,6 +4,7 @@
 #include "kiln/support/file.h"
 #include "prepare.h"
 #include "report.h"
+#include "tune.h"
 
 namespace kiln::cli {
 namespace {
@@ -18,6 +19,8 @@ struct CompileArgs {
   std::vector<std::string> printBefore, printAfter;
   bool printAfterAll = false, passStats = false, tracePatterns = false;
   std::string report;
+  bool tune = false;
+  TuneArgs tuneArgs;
 };
 
 int runCompile(const CompileArgs& a) {
@@ -26,6 +29,11 @@ int runCompile(const CompileArgs& a) {
   auto options = a.codegen.toOptions(a.model.path, a.outDir, a.model.shapes);
   if (!options.ok()) return fail(options.message());
   options->build = !a.noBuild;
+  if (a.tune) {
+    TuneArgs t = a.tuneArgs;
+    t.cachePath = a.codegen.tuningCache;
+    if (auto st = tuneModel(a.model, *options, t); !st.ok()) return fail(st.message());
+  }
   options->passes.printBefore = {a.printBefore.begin(), a.printBefore.end()};
   options->passes.printAfter = {a.printAfter.begin(), a.printAfter.end()};
   options->passes.printAfterAll = a.printAfterAll;
@@ -67,6 +75,14 @@ Verb addCompileVerb(CLI::App& app) {
   cmd->add_flag("--no-build", a->noBuild, "Write the sources only; do not run the C++ compiler");
   cmd->add_flag("--profile", a->codegen.profile,
                 "Time every kernel call of run ({P}_profile_*; `kiln bench --profile` reads them)");
+  cmd->add_flag("--tune", a->tune,
+                "Measure the candidate implementations of each tunable op on this machine and "
+                "keep the fastest (results go to --tuning-cache, default "
+                "~/.cache/kiln/tuning-cache.json; cached ones are not measured again)");
+  cmd->add_option("--tune-budget", a->tuneArgs.budgetSeconds,
+                  "Seconds --tune may spend measuring (default 600); ops left unmeasured keep "
+                  "the cost model's choice")
+      ->check(CLI::Range(1.0, 86400.0));
   cmd->add_option("--print-before", a->printBefore, "Print the IR before this pass (stderr)");
   cmd->add_option("--print-after", a->printAfter, "Print the IR after this pass (stderr)");
   cmd->add_flag("--print-after-all", a->printAfterAll, "Print the IR after every pass (stderr)");

@@ -48,6 +48,10 @@ Expected<std::unique_ptr<LoadedModel>> LoadedModel::open(const std::string& dir)
       st.op = op.value("op", std::string());
       st.flops = op.value("flops", int64_t(0));
       st.bytes = op.value("bytes", int64_t(0));
+      if (op.contains("tuning") && op["tuning"].is_object()) {
+        st.tuneKey = op["tuning"].value("key", std::string());
+        st.tuneChoice = op["tuning"].value("choice", std::string());
+      }
       if (op.contains("nodes") && op["nodes"].is_array())
         for (const auto& nm : op["nodes"])
           if (nm.is_string()) st.nodes += (st.nodes.empty() ? "" : ",") + nm.get<std::string>();

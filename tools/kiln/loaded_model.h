@@ -46,6 +46,7 @@ class LoadedModel {
   struct Step {
     std::string kernel, op, nodes;  ///< nodes: the source node names, comma-separated
     int64_t flops = 0, bytes = 0;
+    std::string tuneKey, tuneChoice;  ///< a tunable op's signature and emitted candidate
   };
   const std::vector<Step>& steps() const { return steps_; }
   /// Whether the artifact was compiled with --profile.

@@ -9,10 +9,13 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <random>
 #include <set>
 
 #include "kiln/support/file.h"
 #include "kiln/support/sha256.h"
+#include "kiln/codegen/tuning.h"
+#include "tune.h"
 
 namespace kiln::cli {
 
@@ -45,6 +48,9 @@ void CodegenArgs::addTo(CLI::App* cmd, bool withName) {
                   "Loops stop with a run-time error beyond this many iterations (default "
                   "1000000)")
       ->check(CLI::Range(int64_t(1), int64_t(1) << 62));
+  cmd->add_option("--tuning-cache", tuningCache,
+                  "Use the implementations `kiln compile --tune` measured fastest on this CPU "
+                  "(a JSON tuning cache; ops it lacks take the cost model's)");
   cmd->add_option("--max-dim", maxDims,
                   "NAME=N: at most N for the data-decided dims of value NAME where no op bounds "
                   "them (Range on run-time inputs); repeatable")
@@ -68,6 +74,10 @@ Expected<CompileOptions> CodegenArgs::toOptions(const std::string& modelPath,
   o.passes.context.options.fastMath = fastMath;
   o.profile = profile;
   o.maxLoopIterations = maxLoopIterations;
+  if (!tuningCache.empty()) {
+    KILN_ASSIGN_OR_RETURN(TuningCache cache, readTuningCache(tuningCache, tuningCpuName()));
+    o.tuning = cache.choices();
+  }
   for (const auto& spec : memoryPools) {
     // NAME:BYTES, BYTES with an optional K, M or G (powers of 1024).
     auto colon = spec.rfind(':');
@@ -190,6 +200,11 @@ Expected<std::string> prepareArtifact(const ModelArgs& model, const CodegenArgs&
       codegen.target, codegen.threads, codegen.profile, codegen.optLevel, codegen.name, codegen.weights, codegen.cxx,
       fmt::join(args.shapes, ";"), fmt::join(codegen.memoryPools, ";"), codegen.passes,
       codegen.fastMath, codegen.maxLoopIterations, fmt::join(codegen.maxDims, ";"));
+  if (!codegen.tuningCache.empty()) {
+    // The choices, not the file's name, decide the code.
+    KILN_ASSIGN_OR_RETURN(TuningCache tc, readTuningCache(codegen.tuningCache, tuningCpuName()));
+    for (const auto& [k, c] : tc.choices()) key += "|" + k + "=" + c;
+  }
   std::string hash = sha256Hex(key).substr(0, 32);
   fs::path dir = fs::path(cacheDir) / hash;
   if (isArtifactDir(dir.string())) return dir.string();
@@ -265,6 +280,67 @@ Status bindInputs(LoadedModel& m, const std::vector<GivenInput>& inputs) {
       return makeError("input '{}' ({}{}) is missing — pass -i {}=FILE", specs[k].name,
                        dtypeName(specs[k].dtype), dimsText(specs[k].dims), specs[k].name);
   return Status();
+}
+
+/// Seeded inputs: floats uniform in [-1, 1], integers in [0, 8), bools fair.
+HostTensor randomInput(const TensorSpec& s, std::mt19937_64& rng) {
+  HostTensor t;
+  t.dtype = s.dtype;
+  t.dims = s.dims;
+  t.data.assign(s.bytes, '\0');
+  int64_t n = 1;
+  for (int64_t d : s.dims) n *= d;
+  std::uniform_real_distribution<float> uf(-1.f, 1.f);
+  auto fill = [&](auto tag) {
+    using T = decltype(tag);
+    T* p = reinterpret_cast<T*>(t.data.data());
+    for (int64_t i = 0; i < n; ++i) {
+      if constexpr (std::is_floating_point_v<T>)
+        p[i] = T(uf(rng));
+      else if constexpr (std::is_same_v<T, bool>)
+        p[i] = (rng() & 1) != 0;
+      else
+        p[i] = T(rng() % 8);
+    }
+  };
+  switch (s.dtype) {
+    case DType::F32:
+      fill(float{});
+      break;
+    case DType::F64:
+      fill(double{});
+      break;
+    case DType::I8:
+      fill(int8_t{});
+      break;
+    case DType::U8:
+      fill(uint8_t{});
+      break;
+    case DType::I16:
+      fill(int16_t{});
+      break;
+    case DType::U16:
+      fill(uint16_t{});
+      break;
+    case DType::I32:
+      fill(int32_t{});
+      break;
+    case DType::U32:
+      fill(uint32_t{});
+      break;
+    case DType::I64:
+      fill(int64_t{});
+      break;
+    case DType::U64:
+      fill(uint64_t{});
+      break;
+    case DType::Bool:
+      fill(bool{});
+      break;
+    default:
+      break;  // zeros
+  }
+  return t;
 }
 
 }  // namespace kiln::cli

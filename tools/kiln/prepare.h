@@ -2,6 +2,7 @@
 #pragma once
 
 #include <map>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,7 @@ struct CodegenArgs {
   bool profile = false;  ///< set by compile --profile and bench --profile
   int64_t maxLoopIterations = 1000000;   ///< --max-loop-iterations
   std::vector<std::string> maxDims;      ///< --max-dim NAME=N
+  std::string tuningCache;               ///< --tuning-cache FILE: tuned choices to use
   void addTo(CLI::App* cmd, bool withName);
   Expected<CompileOptions> toOptions(const std::string& modelPath, const std::string& outDir,
                                      const std::vector<std::string>& shapeFlags) const;
@@ -48,6 +50,9 @@ Expected<std::string> prepareArtifact(const ModelArgs& model, const CodegenArgs&
 
 /// Binds given inputs to a loaded model by name or position, checking dtype and shape.
 Status bindInputs(LoadedModel& m, const std::vector<GivenInput>& inputs);
+
+/// Seeded inputs: floats uniform in [-1, 1], integers in [0, 8), bools fair.
+HostTensor randomInput(const TensorSpec& s, std::mt19937_64& rng);
 
 /// Default cache folder: $XDG_CACHE_HOME/kiln or ~/.cache/kiln.
 std::string defaultCacheDir();

@@ -41,6 +41,13 @@ struct CompileOptions {
   int64_t maxLoopIterations = 1000000;
   /// --max-dim NAME=N: bounds for data-dependent dims no op bounds (docs/dynamic-shapes.md).
   std::map<std::string, int64_t> maxDims;
+  /// Tuned choices (docs/tuning.md): op signature (EmitContext::tuned's key, prefixed with the
+  /// target and thread count) → the implementation to emit. Ops not listed, or listed with a
+  /// choice that is not one of their candidates, take the cost model's.
+  std::map<std::string, std::string> tuning;
+  /// For the tuner: when >= 0, every tunable op not in `tuning` that has more than `tuneSweep`
+  /// candidates emits candidate number `tuneSweep`.
+  int tuneSweep = -1;
 };
 
 /// The arena plan of a compiled model, for reports and pictures.
@@ -77,6 +84,9 @@ struct CompileResult {
   std::string symbolPrefix;
   MemoryReport memory;
   std::vector<PassRecord> passes;  ///< per-pass statistics of the optimizer
+  /// The tunable ops: signature → candidates (the cost model's first), and what was emitted.
+  std::map<std::string, std::vector<std::string>> tunables;
+  std::map<std::string, std::string> tuneChosen;
 };
 
 /// Generates the artifact for a fully inferred model (every value's shape static) into

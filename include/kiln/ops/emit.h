@@ -55,6 +55,15 @@ class EmitContext {
     (void)dim;
     return {};
   }
+  /// Which of `candidates` to emit for this node: implementations of the same op (an algorithm,
+  /// a thread split, a cache blocking), the first being the cost model's pick. `key` is the op's
+  /// signature (kernel family, shapes, attributes: what the speed depends on); `kiln compile
+  /// --tune` measures the candidates per key and the tuning cache remembers the fastest
+  /// (docs/tuning.md). Returns a member of `candidates`.
+  virtual std::string tuned(const std::string& key, const std::vector<std::string>& candidates) {
+    (void)key;
+    return candidates.front();
+  }
   /// The target the code is generated for: which kernels, which tiles.
   virtual const Target& target() const = 0;
   /// Most threads the context's pool runs (kernels size per-thread scratch by it).
