@@ -2,12 +2,13 @@
 """kiln vs ONNX Runtime, side by side: alternating rounds, medians, ratio.
 
 Usage: /usr/bin/python3 bench/compare_ort.py [--kiln KILN] [--models-dir DIR] [--models a,b]
-           [--threads 1,2] [--rounds R] [--iters N] [--json FILE]
+           [--threads 1,2] [--rounds R] [--iters N] [--json FILE] [--tune CACHE]
 For each model and thread count it compiles with kiln --threads T (not timed), then runs R rounds; each round runs
 `kiln bench --json` and `node bench/ort_bench.js` (graphOptimizationLevel all, same thread count)
 one after the other, alternating which goes first. The figure per side is the median of the
 per-round medians; ratio = ORT / kiln (above 1: kiln is faster). First-run latency is the median
-of each side's first run. Prints a table and writes JSON.
+of each side's first run. Prints a table and writes JSON. With --tune CACHE kiln compiles with
+--tune (docs/tuning.md); the tuning time is not part of the figures.
 """
 import argparse
 import json
@@ -38,6 +39,9 @@ def main():
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--iters", type=int, default=10)
     ap.add_argument("--json", dest="json_out", help="write the results here")
+    ap.add_argument("--tune", metavar="CACHE",
+                    help="compile with kiln --tune --tuning-cache CACHE (measures what the "
+                         "cache lacks; docs/tuning.md)")
     args = ap.parse_args()
 
     rows = []
@@ -50,7 +54,8 @@ def main():
                 # The thread count is compiled in (the context's pool); one artifact each.
                 out = os.path.join(tmp, f"{name}-t{threads}")
                 proc = subprocess.run([args.kiln, "compile", model, "-o", out,
-                                       "--threads", str(threads)] + flags,
+                                       "--threads", str(threads)] + flags +
+                                      (["--tune", "--tuning-cache", args.tune] if args.tune else []),
                                       capture_output=True, text=True)
                 if proc.returncode != 0:
                     print(f"{name}: kiln compile failed: {proc.stderr.strip()}")
@@ -67,6 +72,7 @@ def main():
                         med.append(res["latency_ms"]["median"])
                         first.append(res["first_run_ms"])
                 row = {"model": name, "threads": threads, "rounds": args.rounds,
+                       "tuned": bool(args.tune),
                        "iters": args.iters,
                        "kiln_median_ms": statistics.median(k_med),
                        "ort_median_ms": statistics.median(o_med),

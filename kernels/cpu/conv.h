@@ -133,13 +133,30 @@ inline void conv2d_f32(const Conv2dShape& s, const float* x, const float* w_pack
       eg.row_bias = bias ? bias + g * Mg : nullptr;
       eg.residual = e.residual ? e.residual + yoff : nullptr;
       eg.ld_residual = P;
+      const float* wg = w_packed + g * packed_a_floats(Mg, K);
+      // A 1x1 stride-1 unpadded conv's im2col matrix is X itself (rows of P pixels): its full
+      // kNR-column panels are read in place, not packed; only a last partial panel is packed
+      // (a full-width read of it would run past X). The same sums in the same order.
+      const bool pointwise = s.KH == 1 && s.KW == 1 && s.SH == 1 && s.SW == 1 && s.PH == 0 &&
+                             s.PW == 0 && s.OH == s.H && s.OW == s.W;
+      const int64_t in_place = pointwise ? P / kNR * kNR : 0;
+      if (in_place > 0)
+        gemm_packed_a(
+            Mg, in_place, K, wg,
+            [&](int64_t k0, int64_t, int64_t p0, int64_t, float*) {
+              return Panels{xg + k0 * P + p0, kNR, P};
+            },
+            y + yoff, P, eg, nullptr, pool, 0, plan);
+      if (in_place == P) continue;
+      Epilogue<Act> er = eg;
+      er.residual = eg.residual ? eg.residual + in_place : nullptr;
       gemm_packed_a(
-          Mg, P, K, w_packed + g * packed_a_floats(Mg, K),
+          Mg, P - in_place, K, wg,
           [&](int64_t k0, int64_t kc, int64_t p0, int64_t pc, float* buf) {
-            conv_detail::pack_im2col(s, xg, k0, kc, p0, pc, buf);
+            conv_detail::pack_im2col(s, xg, k0, kc, in_place + p0, pc, buf);
             return Panels{buf, kc * kNR};
           },
-          y + yoff, P, eg, scratch, pool, 0, plan);
+          y + yoff + in_place, P, er, scratch, pool, 0, plan);
     }
 }
 

@@ -169,10 +169,11 @@ __attribute__((always_inline)) inline void rank1(const float* ap, const float* b
 
 /// RowA: A is row-major (element (r, k) at ap[r * lda + k]), read in place; else a packed
 /// strip (ap[k * kMR + r]).
+/// ldb: the step between B's rows in the panel (kNR when packed; a B read in place, wider).
 template <int R, int NV, bool RowA, class Act>
-inline void micro(int64_t kc, const float* ap, int64_t lda, const float* bp, float* c,
-                  int64_t ldc, int cols, bool accumulate, bool last, const Epilogue<Act>& e,
-                  int64_t m, int64_t n) {
+inline void micro(int64_t kc, const float* ap, int64_t lda, const float* bp, int64_t ldb,
+                  float* c, int64_t ldc, int cols, bool accumulate, bool last,
+                  const Epilogue<Act>& e, int64_t m, int64_t n) {
   // The row loops must unroll fully so the accumulators live in registers. NV = 1: the tile
   // has at most L columns, so the second vector of the panel (all zeros) is not multiplied.
   V::R acc0[R], acc1[R];
@@ -181,7 +182,7 @@ inline void micro(int64_t kc, const float* ap, int64_t lda, const float* bp, flo
   for (int64_t k = 0; k < kc; ++k) {
     rank1<R, NV>(ap, bp, acc0, acc1, RowA ? lda : 1);
     ap += RowA ? 1 : kMR;
-    bp += kNR;
+    bp += ldb;
   }
   KILN_CPU_UNROLL
   for (int r = 0; r < R; ++r)
@@ -190,17 +191,17 @@ inline void micro(int64_t kc, const float* ap, int64_t lda, const float* bp, flo
 
 template <int R, bool RowA, class Act>
 inline void micro_rows(int rows, int64_t kc, const float* ap, int64_t lda, const float* bp,
-                       float* c, int64_t ldc, int cols, bool accumulate, bool last,
+                       int64_t ldb, float* c, int64_t ldc, int cols, bool accumulate, bool last,
                        const Epilogue<Act>& e, int64_t m, int64_t n) {
   if constexpr (R > 1) {
     if (rows < R)
-      return micro_rows<R - 1, RowA>(rows, kc, ap, lda, bp, c, ldc, cols, accumulate, last, e,
-                                     m, n);
+      return micro_rows<R - 1, RowA>(rows, kc, ap, lda, bp, ldb, c, ldc, cols, accumulate, last,
+                                     e, m, n);
   }
   if (cols <= V::kLanes)
-    micro<R, 1, RowA>(kc, ap, lda, bp, c, ldc, cols, accumulate, last, e, m, n);
+    micro<R, 1, RowA>(kc, ap, lda, bp, ldb, c, ldc, cols, accumulate, last, e, m, n);
   else
-    micro<R, 2, RowA>(kc, ap, lda, bp, c, ldc, cols, accumulate, last, e, m, n);
+    micro<R, 2, RowA>(kc, ap, lda, bp, ldb, c, ldc, cols, accumulate, last, e, m, n);
 }
 
 }  // namespace gemm_detail
@@ -309,10 +310,12 @@ inline void pack_a(const float* a, int64_t lda, int64_t M, int64_t K, float* dst
   pack_a_strips(a, lda, M, K, 0, (M + kMR - 1) / kMR, dst);
 }
 
-/// A block of B as panels: panel j of the block at p + j * stride.
+/// A block of B as panels: panel j of the block at p + j * stride, its rows ldb apart (kNR
+/// when packed; B read in place has whole rows of kNR columns, each a row of B apart).
 struct Panels {
   const float* p;
   int64_t stride;
+  int64_t ldb = kNR;
 };
 
 /// The blocked driver: C[M, N] = A[M, K] * B[K, N], then the epilogue. `ap` is A packed
@@ -351,7 +354,7 @@ inline void gemm_packed_a(int64_t M, int64_t N, int64_t K, const float* ap, Pane
           for (int64_t m = mc0; m < mc1; m += kMR) {
             const int rows = int(mc1 - m < kMR ? mc1 - m : kMR);
             const float* am = RowA ? ap + m * lda + k0 : ap + packed_a_index(M, K, m / kMR, k0, 0);
-            gemm_detail::micro_rows<kMR, RowA>(rows, kc, am, lda, bj, c + m * ldc + n0 + j, ldc,
+            gemm_detail::micro_rows<kMR, RowA>(rows, kc, am, lda, bj, bp.ldb, c + m * ldc + n0 + j, ldc,
                                                cols, accumulate, last, e, m, n0 + j);
           }
         }

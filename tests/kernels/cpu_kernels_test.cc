@@ -414,6 +414,9 @@ const ConvCase kConvCases[] = {
   // name               N  C   H   W   M  KH KW SH SW DH DW pt pl pb pr group
   {"pointwise",         2, 16,  7,  9, 24, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1},
   {"pointwise_K>kKC",   2, 300, 5,  7, 15, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1},
+  // Read in place: only full panels (P = 512, several column blocks), and full + partial.
+  {"pointwise_panels",  1, 20, 16, 32, 14, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1},
+  {"pointwise_wide",    2,  7,  9, 61, 13, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1},
   {"1x1_s2",            2,  8,  9, 11, 12, 1, 1, 2, 2, 1, 1, 0, 0, 0, 0, 1},
   {"1x1_pad",           2,  5,  6,  7,  9, 1, 1, 1, 1, 1, 1, 1, 0, 0, 1, 1},
   {"3x3_s1_p1",         2,  8, 13, 11, 13, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},
