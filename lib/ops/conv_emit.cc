@@ -1,0 +1,225 @@
+// Emission of f32 convolutions onto kernels/cpu (kiln_cpu): Conv / FusedConv (2-D and 1-D;
+// direct, im2col or Winograd, the choice tunable; depthwise) and kiln.NhwcConv. Constant weights
+// are packed here, at compile time, for the target's tiles.
+#include <algorithm>
+
+#include "cpu_emit.h"
+#include "cpu_emit_support.h"
+#include "emit_support.h"
+#include "kiln/ops/fused.h"
+
+namespace kiln {
+
+using namespace cpu_detail;
+
+namespace {
+
+/// The direct conv's budget for one band of phase planes (floats, 1 MiB: about an L2 cache);
+/// a conv whose one-row band does not fit takes the im2col path.
+constexpr int64_t kDirectConvMaxPlaneFloats = int64_t(1) << 18;
+
+/// kiln_cpu::conv_direct_detail::planes_for_band(s, rows).floats for s = [N, C, H, W, M, KH, KW,
+/// OH, OW, SH, SW, DH, DW, PH, PW, group]: a band's phase planes of one group, then nr zeros.
+int64_t directConvPlaneFloats(const std::vector<int64_t>& s, int64_t rows, int64_t nr) {
+  const int64_t needH = (rows - 1) * s[9] + (s[5] - 1) * s[11] + 1;
+  const int64_t needW = (s[8] - 1) * s[10] + (s[6] - 1) * s[12] + 1;
+  const int64_t Hq = (needH + s[9] - 1) / s[9], Wq = (needW + s[10] - 1) / s[10];
+  return ((s[1] / s[15]) * s[9] * s[10] * Hq * Wq + nr + 15) / 16 * 16;
+}
+
+/// The planes part of kiln_cpu::conv2d_direct_scratch_floats: the tallest band that fits the
+/// budget (conv_direct_detail::planes_of), once per thread when it is shorter than the output.
+int64_t directConvPlanesScratch(const std::vector<int64_t>& s, int64_t nr, int threads) {
+  int64_t rows = s[7];
+  while (rows > 1 && directConvPlaneFloats(s, rows, nr) > kDirectConvMaxPlaneFloats) --rows;
+  return directConvPlaneFloats(s, rows, nr) * (rows < s[7] ? threads : 1);
+}
+
+/// kiln_cpu::conv2d_direct_applies: more than one tap and at most 64, begin pads inside the
+/// kernel's extent, planes within the budget.
+bool directConvApplies(const std::vector<int64_t>& s, int64_t nr) {
+  const int64_t taps = s[5] * s[6];
+  return taps > 1 && taps <= 64 && s[13] <= (s[5] - 1) * s[11] && s[14] <= (s[6] - 1) * s[12] &&
+         directConvPlaneFloats(s, 1, nr) <= kDirectConvMaxPlaneFloats;
+}
+
+}  // namespace
+
+Expected<bool> emitCpuConv(const Node& n, EmitContext& ctx, bool fused) {
+  const Target& target = ctx.target();
+  if (!target.optimizedKernels() || !allF32(n)) return false;
+  const Tensor* wt = ctx.value(1);
+  if (!wt) return false;  // run-time weights: the reference kernel
+  auto x = n.input(0)->shape().staticDims();
+  auto wd = n.input(1)->shape().staticDims();
+  auto y = n.output(0)->shape().staticDims();
+  if (x.size() < 3 || x.size() != wd.size() || y.size() != x.size()) return false;
+  const size_t rank = x.size() - 2;
+  if (rank != 1 && rank != 2) return false;
+  for (const auto* dims : {&x, &wd, &y})
+    for (int64_t d : *dims)
+      if (d <= 0) return false;  // empty tensors: the reference kernel
+  SlidingWindow w = slidingWindowOf(n, std::vector<int64_t>(wd.begin() + 2, wd.end()));
+  if (!w.valid()) return false;
+  const int64_t group = n.attrInt("group", 1);
+  if (group <= 0 || x[1] % group != 0 || wd[0] % group != 0) return false;
+  // [N, C, H, W, M, KH, KW, OH, OW, SH, SW, DH, DW, PH, PW, group]; 1-D as H = 1.
+  const bool two = rank == 2;
+  std::vector<int64_t> s = {x[0],
+                            x[1],
+                            two ? x[2] : 1,
+                            two ? x[3] : x[2],
+                            wd[0],
+                            two ? wd[2] : 1,
+                            two ? wd[3] : wd[2],
+                            two ? y[2] : 1,
+                            two ? y[3] : y[2],
+                            two ? w.strides[0] : 1,
+                            w.strides[rank - 1],
+                            two ? w.dilations[0] : 1,
+                            w.dilations[rank - 1],
+                            two ? w.pads[0] : 0,
+                            w.pads[rank - 1],
+                            group};
+  std::string shape = fmt::format("kiln_cpu::Conv2dShape{{{}}}", fmt::join(s, ", "));
+  std::string act = activationOf(n, fused);
+  std::string residual = fused && n.numInputs() > 3 && n.input(3) ? ctx.input(3) : nullFloat();
+  std::string epi = fmt::format("kiln_cpu::make_epilogue({}, {}, {}, {}, 0)", act, nullFloat(),
+                                nullFloat(), residual);
+  std::string bias = n.input(2) ? ctx.input(2) : nullFloat();
+  const bool depthwise = group == x[1] && group == wd[0];
+  if (depthwise) {
+    // Scratch per thread: kiln_cpu::depthwise_scratch_floats, which the kernel checks (plain
+    // loops run if this estimate were short): the padded input's phase planes and the flat
+    // outputs, each rounded up (64 floats of output, 16 of planes).
+    const int64_t SH = s[9], SW = s[10];
+    const int64_t Hp = std::max((s[7] - 1) * SH + (s[5] - 1) * s[11] + 1, s[2] + s[13]);
+    const int64_t Wp = std::max((s[8] - 1) * SW + (s[6] - 1) * s[12] + 1, s[3] + s[14]);
+    const int64_t Hq = (Hp + SH - 1) / SH, Wq = (Wp + SW - 1) / SW;
+    const int64_t flat = (s[7] * Wq + 63) / 64 * 64;
+    const int64_t per = (SH * SW * Hq * Wq + flat + 15) / 16 * 16 + flat;
+    useCpuHeaders(ctx, "kiln_cpu/conv.h");
+    ctx.call("kiln_cpu::depthwise_conv2d_f32__" + target.kernelIsa(),
+             fmt::format("static_assert(kiln_cpu::depthwise_scratch_floats({0}) == {7}, \"kiln "
+                         "and kiln_cpu disagree on the depthwise scratch\"); "
+                         "kiln_cpu::depthwise_conv2d_f32({0}, {1}, {2}, {3}, {4}, {5}, {6}, {7}, "
+                         "{8});",
+                         shape, ctx.input(0), ctx.input(1), bias, ctx.output(0), epi,
+                         floatScratch(ctx, per * ctx.threads()), per, ctx.threadPool()));
+    return true;
+  }
+  // Weights packed per group for the target's tiles.
+  const Tiles tiles = tilesFor(target);
+  const int64_t Mg = wd[0] / group, K = wt->numElements() / wd[0];
+  const int64_t perGroup = packedAFloats(Mg, K, tiles);
+  const float* wsrc = wt->data<float>();
+  // Tunable: the direct conv (where it applies; the cost model's pick then) or im2col, each
+  // with its driver plans (the direct conv's tiles have no L2 blocking to choose).
+  std::vector<std::string> algos = {"im2col"};
+  std::vector<std::vector<std::string>> plans = {gemmPlanChoices(ctx.threads())};
+  if (directConvApplies(s, tiles.nr)) {
+    algos.insert(algos.begin(), "direct");
+    plans.insert(plans.begin(), gemmPlanChoices(ctx.threads(), /*blocking=*/false));
+  }
+  const std::string choice = ctx.tuned(
+      fmt::format("conv2d {} {}", shape,
+                  epilogueKey(n, fused, n.input(2) != nullptr, residual != nullFloat())),
+      withPlans(algos, plans));
+  const std::string plan = gemmPlanLiteral(choice);
+  if (startsWith(choice, "direct")) {
+    // kiln_cpu::conv2d_direct_scratch_floats: band planes, then a tile per thread.
+    const int64_t floats = directConvPlanesScratch(s, tiles.nr, ctx.threads()) +
+                           int64_t(ctx.threads()) * tiles.mr * tiles.nr;
+    // Weights in strips of mr rows, each strip's whole K contiguous:
+    // kiln_cpu::conv2d_direct_pack_weights.
+    const int64_t per = ((Mg + tiles.mr - 1) / tiles.mr * tiles.mr * K + 15) / 16 * 16;
+    std::vector<float> dpacked(size_t(per * group), 0.0f);
+    for (int64_t g = 0; g < group; ++g)
+      for (int64_t m = 0; m < Mg; ++m)
+        for (int64_t k = 0; k < K; ++k)
+          dpacked[size_t(g * per + ((m / tiles.mr) * K + k) * tiles.mr + m % tiles.mr)] =
+              wsrc[(g * Mg + m) * K + k];
+    std::string dwp =
+        ctx.derivedWeight(Tensor::fromVector(DType::F32, {int64_t(dpacked.size())}, dpacked));
+    useCpuHeaders(ctx, "kiln_cpu/conv_direct.h");
+    ctx.call("kiln_cpu::conv2d_direct_f32__" + tileName(target),
+             tileCheck(target) +
+                 fmt::format("static_assert(kiln_cpu::conv2d_direct_applies({0}, {7}) && "
+                             "kiln_cpu::conv2d_direct_scratch_floats({0}, {8}, {7}) == {9} && "
+                             "kiln_cpu::conv2d_direct_packed_weight_floats({0}) == {11}, \"kiln and "
+                             "kiln_cpu disagree on the direct conv\"); "
+                             "kiln_cpu::conv2d_direct_f32({0}, {1}, {2}, {3}, {4}, {5}, {6}, {7}, {10}, "
+                             "{12});",
+                             shape, ctx.input(0), dwp, bias, ctx.output(0), epi,
+                             floatScratch(ctx, floats), kDirectConvMaxPlaneFloats, ctx.threads(),
+                             floats, ctx.threadPool(), per * group, plan));
+    return true;
+  }
+  std::vector<float> packed(size_t(perGroup * group), 0.0f);
+  for (int64_t g = 0; g < group; ++g)
+    packA(wsrc + g * Mg * K, K, Mg, K, tiles, packed.data() + g * perGroup);
+  std::string wp =
+      ctx.derivedWeight(Tensor::fromVector(DType::F32, {int64_t(packed.size())}, packed));
+  std::string scratch =
+      floatScratch(ctx, packFloatsPerThread(s[7] * s[8], K, tiles) * ctx.threads());
+  useCpuHeaders(ctx, "kiln_cpu/conv.h");
+  ctx.call("kiln_cpu::conv2d_f32__" + tileName(target),
+           tileCheck(target) + fmt::format("kiln_cpu::conv2d_f32({}, {}, {}, {}, {}, {}, {}, {}, {});",
+                                           shape, ctx.input(0), wp, bias, ctx.output(0), epi,
+                                           scratch, ctx.threadPool(), plan));
+  return true;
+}
+
+Expected<bool> emitCpuNhwcConv(const Node& n, EmitContext& ctx) {
+  if (!ctx.target().optimizedKernels() || !allF32(n)) return false;
+  const Tensor* wt = ctx.value(1);
+  if (!wt) return false;
+  auto x = n.input(0)->shape().staticDims();
+  auto wd = n.input(1)->shape().staticDims();
+  auto y = n.output(0)->shape().staticDims();
+  if (x.size() != 4 || wd.size() != 4 || y.size() != 4) return false;
+  for (const auto* dims : {&x, &wd, &y})
+    for (int64_t d : *dims)
+      if (d <= 0) return false;
+  // [N, H, W, C] and [N, OH, OW, M] seen channels-first for the window's geometry.
+  SlidingWindow w = slidingWindowOf(n, {x[0], x[3], x[1], x[2]}, {y[0], y[3], y[1], y[2]},
+                                    {wd[2], wd[3]});
+  if (!w.valid()) return false;
+  const int64_t group = n.attrInt("group", 1), C = x[3], M = y[3];
+  std::string epiAct = activationOf(n, true);
+  std::string residual = n.numInputs() > 3 && n.input(3) ? ctx.input(3) : nullFloat();
+  const float* wsrc = wt->data<float>();
+  const bool pointwise = wd[2] == 1 && wd[3] == 1 && group == 1 && w.strides == std::vector<int64_t>{1, 1} &&
+                         std::all_of(w.pads.begin(), w.pads.end(), [](int64_t p) { return p == 0; });
+  if (pointwise) {
+    // y[N*H*W, M] = x[N*H*W, C] * W^T: the weights are B, packed at compile time.
+    std::string bias = n.input(2) ? ctx.input(2) : nullFloat();
+    useCpuHeaders(ctx, "kiln_cpu/gemm.h");
+    emitPackedB(ctx, x[0] * x[1] * x[2], M, C, wsrc, 1, C,
+                fmt::format("kiln_cpu::make_epilogue({}, {}, {}, {}, {})", epiAct, nullFloat(),
+                            bias, residual, M),
+                epilogueKey(n, true, n.input(2) != nullptr, residual != nullFloat()),
+                /*rowA=*/true);
+    return true;
+  }
+  if (group != C || M != C || wd[1] != 1) return false;
+  // Depthwise: the filter tap-major, [KH * KW, C] (kiln_cpu::depthwise_nhwc_pack_weights).
+  const int64_t taps = wd[2] * wd[3];
+  std::vector<float> packed(size_t(taps * C));
+  for (int64_t c = 0; c < C; ++c)
+    for (int64_t t = 0; t < taps; ++t) packed[size_t(t * C + c)] = wsrc[c * taps + t];
+  std::string wp = ctx.derivedWeight(Tensor::fromVector(DType::F32, {taps * C}, packed));
+  std::vector<int64_t> s = {x[0],         C,           x[1],         x[2],        M,
+                            wd[2],        wd[3],       y[1],         y[2],        w.strides[0],
+                            w.strides[1], w.dilations[0], w.dilations[1], w.pads[0], w.pads[1],
+                            group};
+  useCpuHeaders(ctx, "kiln_cpu/conv_nhwc.h");
+  ctx.call("kiln_cpu::depthwise_conv2d_nhwc_f32__" + ctx.target().kernelIsa(),
+           fmt::format("kiln_cpu::depthwise_conv2d_nhwc_f32(kiln_cpu::Conv2dShape{{{}}}, {}, {}, "
+                       "{}, {}, kiln_cpu::make_epilogue({}, {}, {}, {}, 0), {});",
+                       fmt::join(s, ", "), ctx.input(0), wp, n.input(2) ? ctx.input(2) : nullFloat(),
+                       ctx.output(0), epiAct, nullFloat(), nullFloat(), residual, ctx.threadPool()));
+  return true;
+}
+
+}  // namespace kiln

@@ -1,0 +1,54 @@
+// Helpers shared by the emitters onto kernels/cpu (cpu_emit.cc, conv_emit.cc): the target's
+// microkernel tiles, compile-time packing in the kernels' layouts, epilogue text, and the
+// tunable choices of the GEMM driver (docs/tuning.md).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "kiln/ops/emit.h"
+
+namespace kiln::cpu_detail {
+
+/// The microkernel tiles of kernels/cpu/gemm.h for a target (kMR rows, kNR columns).
+struct Tiles {
+  int64_t mr, nr;
+};
+Tiles tilesFor(const Target& t);
+/// gemm_pack_floats of kernels/cpu/gemm.h: one thread's B block for an N x K product.
+int64_t packFloatsPerThread(int64_t N, int64_t K, const Tiles& t);
+/// packed_a_floats of kernels/cpu/gemm.h.
+int64_t packedAFloats(int64_t M, int64_t K, const Tiles& t);
+/// pack_a of kernels/cpu/gemm.h.
+void packA(const float* a, int64_t lda, int64_t M, int64_t K, const Tiles& t, float* dst);
+/// pack_b_panels of kernels/cpu/gemm.h for B given as element (k, n) = b[k * sk + n * sn].
+std::vector<float> packBPanels(const float* b, int64_t K, int64_t N, int64_t sk, int64_t sn,
+                               const Tiles& t);
+/// "<isa>_<mr>x<nr>", for kernel names.
+std::string tileName(const Target& t);
+/// A static_assert that the generated code's kiln_cpu tiles are the ones packed for.
+std::string tileCheck(const Target& t);
+/// A `float*` scratch expression of `floats` floats (nullptr for none).
+std::string floatScratch(EmitContext& ctx, int64_t floats);
+std::string nullFloat();
+/// The activation functor of a fused node (NoActivation when !fused).
+std::string activationOf(const Node& n, bool fused);
+bool allF32(const Node& n);
+void useCpuHeaders(EmitContext& ctx, const char* header);
+/// The GEMM driver plans --tune measures (kiln_cpu::GemmPlan) as choice words.
+std::vector<std::string> gemmPlanChoices(int threads, bool blocking = true);
+/// `kiln_cpu::GemmPlan{split, mc_strips}` for a choice's words ("rows", "cols", "mc=N").
+std::string gemmPlanLiteral(const std::string& choice);
+/// Candidates "ALGO" + " plan" for each algorithm and its plans.
+std::vector<std::string> withPlans(const std::vector<std::string>& algos,
+                                   const std::vector<std::vector<std::string>>& plans);
+bool startsWith(const std::string& s, const std::string& prefix);
+/// What an epilogue computes, for tuning keys (not where its operands live).
+std::string epilogueKey(const Node& n, bool fused, bool bias, bool residual);
+/// C[rows, N] = A[rows, K] (the node's input 0) * B (a compile-time constant, element (k, n) at
+/// b[k * sk + n * sn]) packed here; rowA: A read in place, else packed at run time (tunable).
+void emitPackedB(EmitContext& ctx, int64_t rows, int64_t N, int64_t K, const float* b, int64_t sk,
+                 int64_t sn, const std::string& epi, const std::string& epiKey, bool rowA = false);
+
+}  // namespace kiln::cpu_detail
