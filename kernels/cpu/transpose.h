@@ -5,9 +5,53 @@
 
 #include <cstdint>
 
+#if defined(__AVX2__) && !defined(KILN_GENERIC)
+#include <immintrin.h>
+#endif
+
 #include "parallel.h"
 
 namespace kiln_cpu {
+
+namespace transpose_detail {
+
+/// d[j * ld + i] = s[i * ls + j] for an 8 x 8 block of 4-byte elements: unpacks, shuffles and
+/// lane permutes in AVX2 registers, 8 full-row loads and 8 full-row stores (a scalar block
+/// elsewhere).
+template <class T>
+inline void block8(const T* s, int64_t ls, T* d, int64_t ld) {
+#if defined(__AVX2__) && !defined(KILN_GENERIC)
+  if constexpr (sizeof(T) == 4) {
+    auto row = [&](int i) { return _mm256_loadu_ps(reinterpret_cast<const float*>(s + i * ls)); };
+    const __m256 r0 = row(0), r1 = row(1), r2 = row(2), r3 = row(3), r4 = row(4), r5 = row(5),
+                 r6 = row(6), r7 = row(7);
+    // Pairs of rows interleaved, then quads: u_k holds column k of rows 0-3 (low lane) or of
+    // columns 4+k (high lane), likewise v_k for rows 4-7.
+    const __m256 t0 = _mm256_unpacklo_ps(r0, r1), t1 = _mm256_unpackhi_ps(r0, r1);
+    const __m256 t2 = _mm256_unpacklo_ps(r2, r3), t3 = _mm256_unpackhi_ps(r2, r3);
+    const __m256 t4 = _mm256_unpacklo_ps(r4, r5), t5 = _mm256_unpackhi_ps(r4, r5);
+    const __m256 t6 = _mm256_unpacklo_ps(r6, r7), t7 = _mm256_unpackhi_ps(r6, r7);
+    const __m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44), u1 = _mm256_shuffle_ps(t0, t2, 0xEE);
+    const __m256 u2 = _mm256_shuffle_ps(t1, t3, 0x44), u3 = _mm256_shuffle_ps(t1, t3, 0xEE);
+    const __m256 v0 = _mm256_shuffle_ps(t4, t6, 0x44), v1 = _mm256_shuffle_ps(t4, t6, 0xEE);
+    const __m256 v2 = _mm256_shuffle_ps(t5, t7, 0x44), v3 = _mm256_shuffle_ps(t5, t7, 0xEE);
+    auto out = [&](int j, __m256 v) { _mm256_storeu_ps(reinterpret_cast<float*>(d + j * ld), v); };
+    out(0, _mm256_permute2f128_ps(u0, v0, 0x20));
+    out(1, _mm256_permute2f128_ps(u1, v1, 0x20));
+    out(2, _mm256_permute2f128_ps(u2, v2, 0x20));
+    out(3, _mm256_permute2f128_ps(u3, v3, 0x20));
+    out(4, _mm256_permute2f128_ps(u0, v0, 0x31));
+    out(5, _mm256_permute2f128_ps(u1, v1, 0x31));
+    out(6, _mm256_permute2f128_ps(u2, v2, 0x31));
+    out(7, _mm256_permute2f128_ps(u3, v3, 0x31));
+    return;
+  }
+#endif
+  for (int64_t j = 0; j < 8; ++j)
+    for (int64_t i = 0; i < 8; ++i) d[j * ld + i] = s[i * ls + j];
+}
+
+}  // namespace transpose_detail
 
 /// dst[b][j][i] = src[b][i][j] for b < batch, i < rows, j < cols, in square tiles so that
 /// both the reads and the writes use whole cache lines. Work units are (batch, row tile,
@@ -28,8 +72,10 @@ inline void transpose_2d(int64_t batch, int64_t rows, int64_t cols, const T* src
     for (int64_t j0 = c0; j0 < c1; j0 += kTile) {
       const int64_t j1 = c1 < j0 + kTile ? c1 : j0 + kTile;
       if (i1 - i0 == kTile && j1 - j0 == kTile) {
-        for (int64_t j = j0; j < j0 + kTile; ++j)
-          for (int64_t i = 0; i < kTile; ++i) d[j * rows + i0 + i] = s[(i0 + i) * cols + j];
+        for (int64_t bi = 0; bi < kTile; bi += 8)
+          for (int64_t bj = 0; bj < kTile; bj += 8)
+            transpose_detail::block8(s + (i0 + bi) * cols + j0 + bj, cols,
+                                     d + (j0 + bj) * rows + i0 + bi, rows);
       } else {
         for (int64_t j = j0; j < j1; ++j)
           for (int64_t i = i0; i < i1; ++i) d[j * rows + i] = s[i * cols + j];
