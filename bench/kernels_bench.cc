@@ -26,6 +26,7 @@
 #include "kiln_cpu/gemm.h"
 #include "kiln_cpu/parallel.h"
 #include "kiln_cpu/simd.h"
+#include "kiln_cpu/winograd.h"
 #include "kiln_ref/activation.h"
 
 namespace {
@@ -202,6 +203,27 @@ void BM_ConvDirect(benchmark::State& state, int64_t C, int64_t HW, int64_t M, in
   setFlopCounters(state, timer, 2.0 * double(M) * double(C * k * k) * double(out * out));
 }
 
+/// conv2d_winograd_f32 (F(4x4, 3x3)) on BM_ConvDirect's 3x3 stride-1 problems, with bias and
+/// Relu; GFLOPS counts the direct conv's 2*M*C*9*OH*OW flops, so the numbers compare.
+void BM_ConvWinograd(benchmark::State& state, int64_t C, int64_t HW, int64_t M) {
+  const kiln_cpu::Conv2dShape s{1, C, HW, HW, M, 3, 3, HW, HW, 1, 1, 1, 1, 1, 1, 1};
+  const std::vector<float> x = randomFloats(C * HW * HW, 3), w = randomFloats(M * C * 9, 4);
+  const std::vector<float> bias = randomFloats(M, 5);
+  std::vector<float> wp(size_t(kiln_cpu::conv2d_winograd_packed_weight_floats(s)));
+  std::vector<float> y(size_t(M * HW * HW));
+  std::vector<float> scratch(size_t(
+      kiln_cpu::conv2d_winograd_scratch_floats(s, benchPool() ? benchPool()->size() : 1)));
+  kiln_cpu::conv2d_winograd_pack_weights(s, w.data(), wp.data());
+  const auto e = kiln_cpu::make_epilogue(kiln_ref::Relu{}, nullptr, nullptr, nullptr, 0);
+  const WallTimer timer;
+  for (auto _ : state) {
+    kiln_cpu::conv2d_winograd_f32(s, x.data(), wp.data(), bias.data(), y.data(), e,
+                                  scratch.data(), benchPool());
+    benchmark::ClobberMemory();
+  }
+  setFlopCounters(state, timer, 2.0 * double(M) * double(C * 9) * double(HW * HW));
+}
+
 /// depthwise_conv2d_f32, 3x3 "same", with bias and Relu (MobileNetV2's shapes).
 void BM_Depthwise(benchmark::State& state, int64_t C, int64_t HW, int64_t stride) {
   const int64_t out = (HW + 2 - 3) / stride + 1;
@@ -275,6 +297,7 @@ void registerAll() {
       {"resnet50_1x256x56x56_1x1_64", 256, 56, 64, 1, 1},
       {"resnet50_1x64x56x56_1x1_256", 64, 56, 256, 1, 1},
       {"resnet50_1x128x28x28_3x3_128", 128, 28, 128, 3, 1},
+      {"resnet50_1x256x14x14_3x3_256", 256, 14, 256, 3, 1},
       {"resnet50_1x512x7x7_3x3_512", 512, 7, 512, 3, 1},
       {"resnet50_1x3x224x224_7x7s2_64", 3, 224, 64, 7, 2},
   };
@@ -287,6 +310,12 @@ void registerAll() {
     if (c.k > 1)
       benchmark::RegisterBenchmark((std::string("conv2d_direct_f32/") + c.name).c_str(),
                                    BM_ConvDirect, c.C, c.HW, c.M, c.k, c.stride)
+          ->UseRealTime()
+          ->Unit(benchmark::kMillisecond);
+  for (const ConvShape& c : convs)
+    if (c.k == 3 && c.stride == 1)
+      benchmark::RegisterBenchmark((std::string("conv2d_winograd_f32/") + c.name).c_str(),
+                                   BM_ConvWinograd, c.C, c.HW, c.M)
           ->UseRealTime()
           ->Unit(benchmark::kMillisecond);
   // Depthwise 3x3 "same" (MobileNetV2's shapes), NCHW and NHWC on the same problems.

@@ -43,6 +43,66 @@ bool directConvApplies(const std::vector<int64_t>& s, int64_t nr) {
          directConvPlaneFloats(s, 1, nr) <= kDirectConvMaxPlaneFloats;
 }
 
+/// kiln_cpu::conv2d_winograd_applies for s (see directConvPlaneFloats for the layout of s).
+bool winogradApplies(const std::vector<int64_t>& s) {
+  return s[5] == 3 && s[6] == 3 && s[9] == 1 && s[10] == 1 && s[11] == 1 && s[12] == 1 &&
+         s[15] == 1 && s[13] >= 0 && s[13] <= 2 && s[14] >= 0 && s[14] <= 2;
+}
+
+/// kiln_cpu::conv2d_winograd_scratch_floats (winograd_detail::scratch_of) for the target's
+/// tiles: per thread, a block's 36 transformed-input matrices, an output-channel chunk's 36
+/// product matrices, and the output transform's buffer.
+int64_t winogradScratchFloats(const std::vector<int64_t>& s, const Tiles& t, int threads) {
+  const int64_t C = s[1], M = s[4], lanes = t.nr / 2;
+  const int64_t mp = (M + t.nr - 1) / t.nr * t.nr, chunk = std::min(mp, 2 * t.nr);
+  const int64_t tiles = ((s[7] + 3) / 4) * ((s[8] + 3) / 4);
+  const int64_t strips = std::clamp<int64_t>((int64_t(1) << 18) / (36 * (C + chunk) * t.mr), 1, 8);
+  const int64_t tb = std::min(strips * t.mr, tiles);
+  auto xiStride = [](int64_t n) {
+    const int64_t lines = (n + 15) / 16;
+    return (lines % 2 == 0 ? lines + 1 : lines) * 16;
+  };
+  return (36 * xiStride(C * tb) + 36 * xiStride(tb * chunk) + (16 * lanes + 15) / 16 * 16) *
+         threads;
+}
+
+/// kiln_cpu::conv2d_winograd_pack_weights: per transformed position xi = 6 i + j, U_xi[c, m] =
+/// (G g G^T)[i][j] of filter (m, c) (F(4x4, 3x3), in double, rounded once) as B panels of nr
+/// output channels.
+std::vector<float> winogradPackedWeights(const float* w, int64_t M, int64_t C, int64_t nr) {
+  static const double G[6][3] = {{1.0 / 4, 0.0, 0.0},
+                                 {-1.0 / 6, -1.0 / 6, -1.0 / 6},
+                                 {-1.0 / 6, 1.0 / 6, -1.0 / 6},
+                                 {1.0 / 24, 1.0 / 12, 1.0 / 6},
+                                 {1.0 / 24, -1.0 / 12, 1.0 / 6},
+                                 {0.0, 0.0, 1.0}};
+  const int64_t per = (M + nr - 1) / nr * nr * C;
+  std::vector<float> dst(size_t(36 * per), 0.0f);
+  for (int64_t m = 0; m < M; ++m)
+    for (int64_t c = 0; c < C; ++c) {
+      const float* g = w + (m * C + c) * 9;
+      double gg[6][3];  // G g
+      for (int i = 0; i < 6; ++i)
+        for (int b = 0; b < 3; ++b)
+          gg[i][b] = G[i][0] * double(g[b]) + G[i][1] * double(g[3 + b]) +
+                     G[i][2] * double(g[6 + b]);
+      for (int i = 0; i < 6; ++i)
+        for (int j = 0; j < 6; ++j) {
+          const double u = gg[i][0] * G[j][0] + gg[i][1] * G[j][1] + gg[i][2] * G[j][2];
+          dst[size_t((i * 6 + j) * per + ((m / nr) * C + c) * nr + m % nr)] = float(u);
+        }
+    }
+  return dst;
+}
+
+/// The cost model's Winograd rule: on AVX-512, where kernels/cpu's bench measured F(4x4, 3x3)
+/// 2.6-3.1x faster than the direct conv, images of at least 16 output tiles (ResNet-50's 56²,
+/// 28², 14² layers). Smaller images gain less (1.4x at 7x7) for 4x the weights; --tune may
+/// still pick it there.
+bool winogradByDefault(const std::vector<int64_t>& s, const Target& t) {
+  return t.isa == Isa::Avx512 && ((s[7] + 3) / 4) * ((s[8] + 3) / 4) >= 16;
+}
+
 }  // namespace
 
 Expected<bool> emitCpuConv(const Node& n, EmitContext& ctx, bool fused) {
@@ -121,11 +181,35 @@ Expected<bool> emitCpuConv(const Node& n, EmitContext& ctx, bool fused) {
     algos.insert(algos.begin(), "direct");
     plans.insert(plans.begin(), gemmPlanChoices(ctx.threads(), /*blocking=*/false));
   }
+  if (winogradApplies(s)) {
+    const bool first = winogradByDefault(s, target);
+    algos.insert(first ? algos.begin() : algos.end(), "winograd");
+    plans.insert(first ? plans.begin() : plans.end(), std::vector<std::string>{""});
+  }
   const std::string choice = ctx.tuned(
       fmt::format("conv2d {} {}", shape,
                   epilogueKey(n, fused, n.input(2) != nullptr, residual != nullFloat())),
       withPlans(algos, plans));
   const std::string plan = gemmPlanLiteral(choice);
+  if (choice == "winograd") {
+    const int64_t floats = winogradScratchFloats(s, tiles, ctx.threads());
+    std::vector<float> packed = winogradPackedWeights(wsrc, wd[0], s[1], tiles.nr);
+    std::string wp =
+        ctx.derivedWeight(Tensor::fromVector(DType::F32, {int64_t(packed.size())}, packed));
+    useCpuHeaders(ctx, "kiln_cpu/winograd.h");
+    ctx.call("kiln_cpu::conv2d_winograd_f32__" + tileName(target),
+             tileCheck(target) +
+                 fmt::format("static_assert(kiln_cpu::conv2d_winograd_applies({0}) && "
+                             "kiln_cpu::conv2d_winograd_scratch_floats({0}, {7}) == {8} && "
+                             "kiln_cpu::conv2d_winograd_packed_weight_floats({0}) == {9}, \"kiln "
+                             "and kiln_cpu disagree on the Winograd conv\"); "
+                             "kiln_cpu::conv2d_winograd_f32({0}, {1}, {2}, {3}, {4}, {5}, {6}, "
+                             "{10});",
+                             shape, ctx.input(0), wp, bias, ctx.output(0), epi,
+                             floatScratch(ctx, floats), ctx.threads(), floats, packed.size(),
+                             ctx.threadPool()));
+    return true;
+  }
   if (startsWith(choice, "direct")) {
     // kiln_cpu::conv2d_direct_scratch_floats: band planes, then a tile per thread.
     const int64_t floats = directConvPlanesScratch(s, tiles.nr, ctx.threads()) +

@@ -1,0 +1,433 @@
+// kiln optimized CPU kernels: f32 3x3 stride-1 convolution by Winograd F(4x4, 3x3) (NCHW).
+//
+// Each 4x4 output tile comes from the 6x6 input patch at (4 ty - PH, 4 tx - PW), zero outside
+// the input; tiles past OH/OW are computed and not stored. With the interpolation points
+// 0, 1, -1, 2, -2 and infinity (Lavin and Gray), per output/input channel pair
+//   Y = A^T [ (G g G^T) . (B^T d B) ] A
+//        B^T = | 4  0 -5  0  1  0 |    G = |  1/4     0     0 |    A^T = | 1  1  1  1  1  0 |
+//              | 0 -4 -4  1  1  0 |        | -1/6  -1/6  -1/6 |          | 0  1 -1  2 -2  0 |
+//              | 0  4 -4 -1  1  0 |        | -1/6   1/6  -1/6 |          | 0  1  1  4  4  0 |
+//              | 0 -2 -1  2  1  0 |        | 1/24  1/12   1/6 |          | 0  1 -1  8 -8  1 |
+//              | 0  2 -1 -2  1  0 |        | 1/24 -1/12   1/6 |
+//              | 0  4  0 -5  0  1 |        |    0     0     1 |
+// so the 9 * 16 multiplies of a tile and channel pair become 36, summed over the input channels
+// as 36 independent GEMMs per block of tiles: M_xi[tile, m] = sum_c V_xi[tile, c] U_xi[c, m]
+// (xi = one of the 6x6 transformed positions).
+//
+// Layout choices (explained because they differ from conv.h's GEMM orientation):
+//  * The tiles are the GEMM's rows (kMR = 12 per register tile) and the output channels its
+//    columns (kNR = 32). ResNet-style channel counts are multiples of 32, so no column is
+//    wasted, and a small image (7x7: 4 tiles) still runs full-width vectors: with the tiles as
+//    columns, 4 tiles would fill 4 of 16 lanes.
+//  * U_xi = G g G^T (computed in double, rounded once) is packed at compile time as B panels
+//    (pack_b_panels' layout: per xi, [M / kNR][C][kNR], zero past M).
+//  * V_xi is written by the input transform as [xi][c][tile] (tiles contiguous): the transform
+//    runs with the tiles of a tile row in the vector lanes (input rows split into 4 column
+//    phases with deinterleave2, so lane t reads columns 4t..4t+5), and the register tile reads
+//    its 12 tiles of channel c as 12 consecutive floats (the stride between channels is the
+//    block's tile count). Each register tile runs all C channels in registers, c ascending,
+//    then is stored to M_xi[tile][m] (a chunk of at most kMc output channels at a time). This
+//    loop (tile_rows, on gemm.h's rank1) replaces gemm_packed_a: A here is V in place ([c][tile],
+//    not pack_a's layout), K needs no kKC blocking, and M takes no epilogue.
+//  * The output transform runs with output channels in the lanes (M's layout). On AVX-512 the
+//    16 pixel vectors of a tile are transposed in registers (16 x 16, 64 permutes) so each
+//    channel's 4 rows of 4 go to y (and come from the residual) as masked 128-bit stores
+//    (loads), with the activation in registers; AVX2 and the portable path go through a small
+//    buffer, scalar. Channel groups are the outer loop, tiles the inner: consecutive tiles fill
+//    the same lines of y. The epilogue's order is gemm.h's: act((sum + bias) + residual).
+//  * The 36 matrices of V and of M lie an odd number of 64-byte lines apart (not a multiple of
+//    4 KiB: the 36 streams of the transforms would otherwise share one L1 set).
+//  * Blocks of tiles (kMR multiples, from C and M so the block's V and M chunk stay near L2)
+//    of one image are the work units; with fewer blocks than threads the output-channel chunks
+//    are split too (each such unit redoes its block's input transform). Every output is the same
+//    arithmetic whichever unit or thread computes it: results do not depend on the thread count.
+//
+// Numerics: the transforms scale values by up to 10 (B) and 8 (A) per dimension, so the
+// rounding error is larger than a direct conv's: bounded by a constant times eps * sum|w||x|
+// per output (the tests use 8 * (C + 16) * eps * sum|w||x|; measured maxima are under half of
+// it).
+//
+// When it pays: U is 36/9 = 4x the direct conv's weights and each U value is used once per tile
+// of the block, so with few tiles (ResNet-50's 512-channel 7x7 layer at batch 1: 4 tiles, 37.7
+// MB of U) the kernel is bound by streaming U from memory; it still beat the direct conv there
+// on the machine measured (1.9 vs 2.8 ms at 1 thread), by far less than on larger images
+// (2.6-3.1x). The input edges are read with V::load_range at offsets that may start before a
+// row (masked lanes are not read).
+#pragma once
+
+#include <cstdint>
+
+#include "conv.h"
+
+namespace kiln_cpu {
+
+namespace winograd_detail {
+
+constexpr int64_t kMc = 2 * kNR;            // output channels per GEMM chunk (M's width)
+constexpr int64_t kBlockBudget = 1 << 18;   // floats of a block's V plus M chunk (1 MiB)
+constexpr int64_t kMaxBlockStrips = 8;      // at most 8 * kMR tiles per block
+
+constexpr int64_t tiles_h(const Conv2dShape& s) { return (s.OH + 3) / 4; }
+constexpr int64_t tiles_w(const Conv2dShape& s) { return (s.OW + 3) / 4; }
+/// Width of one output-channel chunk, rounded up to whole panels.
+constexpr int64_t chunk_width(const Conv2dShape& s) {
+  const int64_t m = (s.M + kNR - 1) / kNR * kNR;
+  return m < kMc ? m : kMc;
+}
+
+/// Tiles per block: kMR multiples whose V (36 x C) and M chunk (36 x chunk) fit the budget,
+/// at least one strip, at most the image's tiles.
+constexpr int64_t block_tiles(const Conv2dShape& s) {
+  const int64_t per_tile = 36 * (s.C + chunk_width(s));
+  int64_t strips = kBlockBudget / (per_tile * kMR);
+  if (strips < 1) strips = 1;
+  if (strips > kMaxBlockStrips) strips = kMaxBlockStrips;
+  const int64_t tiles = tiles_h(s) * tiles_w(s);
+  return strips * kMR < tiles ? strips * kMR : tiles;
+}
+
+constexpr int64_t round16(int64_t n) { return (n + 15) / 16 * 16; }
+
+/// The stride between the 36 matrices of V or M: n floats rounded up to an odd number of
+/// 64-byte lines, so the 36 are not a multiple of 4 KiB apart (all in one L1 set).
+constexpr int64_t xi_stride(int64_t n) {
+  const int64_t lines = (n + 15) / 16;
+  return (lines % 2 == 0 ? lines + 1 : lines) * 16;
+}
+
+/// One thread's scratch: V, then the M chunk, then the output transform's 16 x kLanes buffer.
+struct Scratch {
+  int64_t v, m, out, total;
+};
+constexpr Scratch scratch_of(const Conv2dShape& s) {
+  const int64_t tb = block_tiles(s);
+  Scratch r{};
+  r.v = 0;
+  r.m = r.v + 36 * xi_stride(s.C * tb);
+  r.out = r.m + 36 * xi_stride(tb * chunk_width(s));
+  r.total = r.out + round16(16 * V::kLanes);
+  return r;
+}
+
+/// B^T d for one column of 6 values (vectors).
+inline void input_1d(const V::R* d, V::R* r) {
+  const V::R four = V::set1(4.0f), five = V::set1(5.0f), two = V::set1(2.0f);
+  // r0 = 4 d0 - 5 d2 + d4; r5 = 4 d1 - 5 d3 + d5
+  r[0] = V::add(V::sub(V::mul(four, d[0]), V::mul(five, d[2])), d[4]);
+  r[5] = V::add(V::sub(V::mul(four, d[1]), V::mul(five, d[3])), d[5]);
+  // r1 = (d3 + d4) - 4 (d1 + d2); r2 = (d4 - d3) + 4 (d1 - d2)
+  r[1] = V::sub(V::add(d[3], d[4]), V::mul(four, V::add(d[1], d[2])));
+  r[2] = V::add(V::sub(d[4], d[3]), V::mul(four, V::sub(d[1], d[2])));
+  // r3 = (d4 - d2) + 2 (d3 - d1); r4 = (d4 - d2) - 2 (d3 - d1)
+  const V::R a = V::sub(d[4], d[2]), b = V::mul(two, V::sub(d[3], d[1]));
+  r[3] = V::add(a, b);
+  r[4] = V::sub(a, b);
+}
+
+/// A^T m for one column of 6 values (vectors).
+inline void output_1d(const V::R* m, V::R* o) {
+  const V::R s12 = V::add(m[1], m[2]), d12 = V::sub(m[1], m[2]);
+  const V::R s34 = V::add(m[3], m[4]), d34 = V::sub(m[3], m[4]);
+  o[0] = V::add(V::add(m[0], s12), s34);
+  o[1] = V::add(d12, V::mul(V::set1(2.0f), d34));
+  o[2] = V::add(s12, V::mul(V::set1(4.0f), s34));
+  o[3] = V::add(V::add(d12, V::mul(V::set1(8.0f), d34)), m[5]);
+}
+
+/// Columns [off, off + L) of an input row xr [W], zero outside it (masked loads at the edges).
+inline V::R load_cols(const float* xr, int64_t W, int64_t off) {
+  constexpr int L = V::kLanes;
+  if (off >= 0 && off + L <= W) return V::load(xr + off);
+  const int64_t a = off < 0 ? -off : 0, b = W - off < L ? W - off : L;
+  if (b <= a) return V::zero();
+  return V::load_range(xr + off, int(a), int(b));
+}
+
+/// Splits columns [off, off + 4L) of xr into their 4 phases: p[q] lane t = column off + 4t + q
+/// (only phases 0 and 1 when !all).
+inline void load_phases(const float* xr, int64_t W, int64_t off, V::R* p, bool all) {
+  constexpr int L = V::kLanes;
+  V::R e1, o1, e2, o2, p2, p3;
+  V::deinterleave2(load_cols(xr, W, off), load_cols(xr, W, off + L), &e1, &o1);
+  V::deinterleave2(load_cols(xr, W, off + 2 * L), load_cols(xr, W, off + 3 * L), &e2, &o2);
+  V::deinterleave2(e1, e2, &p[0], &p2);
+  V::deinterleave2(o1, o2, &p[1], &p3);
+  if (all) {
+    p[2] = p2;
+    p[3] = p3;
+  }
+}
+
+/// The input transform of one tile-row segment (tiles tx0 .. tx0 + seg of tile row ty) of
+/// channel xc [H, W] into v[xi * xi_stride + t] (t = 0 .. seg): per chunk of L tiles (lane t
+/// reads columns 4t .. 4t + 5: the 4 phases of the row, then phases 0 and 1 one tile on),
+/// B^T along each of the 6 rows, then down the 6 columns.
+inline void input_segment(const Conv2dShape& s, const float* xc, int64_t ty, int64_t tx0,
+                          int64_t seg, float* v, int64_t xi_stride) {
+  constexpr int L = V::kLanes;
+  const int64_t col0 = 4 * tx0 - s.PW;  // input column of the segment's first patch
+  for (int64_t k = 0; k * L < seg; ++k) {
+    const int n = int(seg - k * L < L ? seg - k * L : L);
+    const int64_t off = col0 + 4 * k * L;
+    V::R t[6][6];  // t[i][j]: row i of the patches after B^T along it
+    for (int i = 0; i < 6; ++i) {
+      const int64_t ih = 4 * ty - s.PH + i;
+      if (ih < 0 || ih >= s.H) {
+        for (int j = 0; j < 6; ++j) t[i][j] = V::zero();
+        continue;
+      }
+      const float* xr = xc + ih * s.W;
+      V::R d[6];
+      load_phases(xr, s.W, off, d, true);
+      load_phases(xr, s.W, off + 4, d + 4, false);
+      input_1d(d, t[i]);
+    }
+    for (int j = 0; j < 6; ++j) {
+      const V::R d[6] = {t[0][j], t[1][j], t[2][j], t[3][j], t[4][j], t[5][j]};
+      V::R r[6];
+      input_1d(d, r);
+      for (int i = 0; i < 6; ++i) V::store(v + (i * 6 + j) * xi_stride + k * L, r[i], n);
+    }
+  }
+}
+
+#if defined(KILN_CPU_AVX512)
+/// Transposes the 16 x 16 matrix r[row] (lanes: columns) in place: the off-diagonal blocks
+/// swapped at distances 8, 4, 2 and 1.
+inline void transpose16(__m512* r) {
+  KILN_CPU_UNROLL
+  for (int d = 8; d >= 1; d /= 2) {
+    alignas(64) int lo[16], hi[16];
+    for (int l = 0; l < 16; ++l) {
+      lo[l] = (l & d) ? 16 + l - d : l;
+      hi[l] = (l & d) ? 16 + l : l + d;
+    }
+    const __m512i ilo = _mm512_load_si512(lo), ihi = _mm512_load_si512(hi);
+    for (int i = 0; i < 16; ++i)
+      if ((i & d) == 0) {
+        const __m512 a = r[i], b = r[i + d];
+        r[i] = _mm512_permutex2var_ps(a, ilo, b);
+        r[i + d] = _mm512_permutex2var_ps(a, ihi, b);
+      }
+  }
+}
+#endif
+
+/// The output transform of one tile for nl (<= L) output channels: src[xi * ms + l] (the M
+/// chunk at the tile and channel group), then bias (bias[l], or null), into y[l * P + i * OW +
+/// j] for the rh x rw pixels inside the output, each + residual (same layout, or null), then
+/// the activation: act((A^T m A + bias) + residual). ob: L x 16 floats of scratch.
+template <class Act>
+inline void output_group(const float* src, int64_t ms, const float* bias, int nl, int rh, int rw,
+                         float* y, const float* residual, int64_t P, int64_t OW, const Act& act,
+                         float* ob) {
+  V::R tmp[6][4];  // A^T applied down each column j of the 6x6
+  for (int j = 0; j < 6; ++j) {
+    V::R col[6];
+    for (int i = 0; i < 6; ++i) col[i] = V::load(src + (i * 6 + j) * ms);
+    output_1d(col, tmp[j]);
+  }
+  const V::R vb = bias ? V::load(bias, nl) : V::zero();
+  V::R o[16];  // o[i * 4 + j]: pixel (i, j) of the nl channels
+  for (int i = 0; i < 4; ++i) {
+    const V::R row[6] = {tmp[0][i], tmp[1][i], tmp[2][i], tmp[3][i], tmp[4][i], tmp[5][i]};
+    output_1d(row, o + i * 4);
+    for (int j = 0; j < 4; ++j)
+      if (bias) o[i * 4 + j] = V::add(o[i * 4 + j], vb);
+  }
+#if defined(KILN_CPU_AVX512)
+  // Transposed in registers (o[l]: the 16 pixels of channel l, row-major), each row of 4 to y
+  // with 128-bit masked loads and stores.
+  transpose16(o);
+  const __mmask8 cm = __mmask8((1u << rw) - 1u);
+  for (int l = 0; l < nl; ++l) {
+    float* yl = y + l * P;
+    V::R q = o[l];
+    if (residual) {
+      const float* rl = residual + l * P;
+      // Mask forms: GCC 12's unmasked insert/extract warn (maybe-uninitialized) in its header.
+      const __mmask16 all = 0xFFFF;
+      __m512 r = _mm512_maskz_loadu_ps(__mmask16(cm), rl);
+      if (rh > 1) r = _mm512_mask_insertf32x4(r, all, r, _mm_maskz_loadu_ps(cm, rl + OW), 1);
+      if (rh > 2) r = _mm512_mask_insertf32x4(r, all, r, _mm_maskz_loadu_ps(cm, rl + 2 * OW), 2);
+      if (rh > 3) r = _mm512_mask_insertf32x4(r, all, r, _mm_maskz_loadu_ps(cm, rl + 3 * OW), 3);
+      q = V::add(q, r);
+    }
+    q = ActInRegister<Act>::apply(act, q);
+    const __mmask8 four = 0xF;
+    _mm_mask_storeu_ps(yl, cm, _mm512_maskz_extractf32x4_ps(four, q, 0));
+    if (rh > 1) _mm_mask_storeu_ps(yl + OW, cm, _mm512_maskz_extractf32x4_ps(four, q, 1));
+    if (rh > 2) _mm_mask_storeu_ps(yl + 2 * OW, cm, _mm512_maskz_extractf32x4_ps(four, q, 2));
+    if (rh > 3) _mm_mask_storeu_ps(yl + 3 * OW, cm, _mm512_maskz_extractf32x4_ps(four, q, 3));
+    if (!ActInRegister<Act>::kYes)
+      for (int i = 0; i < rh; ++i)
+        for (int j = 0; j < rw; ++j) yl[i * OW + j] = act(yl[i * OW + j]);
+  }
+  (void)ob;
+#else
+  constexpr int L = V::kLanes;
+  for (int p = 0; p < 16; ++p) V::store(ob + p * L, o[p]);
+  for (int l = 0; l < nl; ++l) {
+    float* yl = y + l * P;
+    const float* rl = residual ? residual + l * P : nullptr;
+    for (int i = 0; i < rh; ++i)
+      for (int j = 0; j < rw; ++j) {
+        float val = ob[(i * 4 + j) * L + l];
+        if (rl) val = val + rl[i * OW + j];
+        yl[i * OW + j] = act(val);
+      }
+  }
+#endif
+}
+
+/// One register tile: rows (tiles) [0, R) x kNR columns (NV = 1: the first L only) of
+/// M = V * U over all C: a[c * lda + r], b[c * kNR + col], out[r * ldo + col].
+template <int R, int NV>
+inline void tile(int64_t C, const float* a, int64_t lda, const float* b, float* out,
+                 int64_t ldo) {
+  V::R acc0[R], acc1[R];
+  KILN_CPU_UNROLL
+  for (int r = 0; r < R; ++r) acc0[r] = acc1[r] = V::zero();
+  for (int64_t c = 0; c < C; ++c, a += lda, b += kNR)
+    gemm_detail::rank1<R, NV>(a, b, acc0, acc1);
+  KILN_CPU_UNROLL
+  for (int r = 0; r < R; ++r) {
+    V::store(out + r * ldo, acc0[r]);
+    if constexpr (NV == 2) V::store(out + r * ldo + V::kLanes, acc1[r]);
+  }
+}
+
+template <int R>
+inline void tile_rows(int rows, bool narrow, int64_t C, const float* a, int64_t lda,
+                      const float* b, float* out, int64_t ldo) {
+  if constexpr (R > 1) {
+    if (rows < R) return tile_rows<R - 1>(rows, narrow, C, a, lda, b, out, ldo);
+  }
+  if (narrow)
+    tile<R, 1>(C, a, lda, b, out, ldo);
+  else
+    tile<R, 2>(C, a, lda, b, out, ldo);
+}
+
+}  // namespace winograd_detail
+
+/// Whether conv2d_winograd_f32 computes this conv: 3x3 kernel, stride 1, dilation 1, group 1,
+/// pads (PH, PW) each in [0, 2] (begin pads; OH/OW in the shape give the end pads), OH >= 1,
+/// OW >= 1.
+constexpr bool conv2d_winograd_applies(const Conv2dShape& s) {
+  return s.KH == 3 && s.KW == 3 && s.SH == 1 && s.SW == 1 && s.DH == 1 && s.DW == 1 &&
+         s.group == 1 && s.PH >= 0 && s.PH <= 2 && s.PW >= 0 && s.PW <= 2 && s.OH >= 1 &&
+         s.OW >= 1 && s.N >= 1 && s.C >= 1 && s.M >= 1;
+}
+
+/// Floats of the transformed, packed weights: per transformed position xi (36), U_xi [C, M] as
+/// B panels of kNR output channels ([M / kNR][C][kNR], zero past M).
+constexpr int64_t conv2d_winograd_packed_weight_floats(const Conv2dShape& s) {
+  return 36 * ((s.M + kNR - 1) / kNR * kNR) * s.C;
+}
+
+/// Transforms (G g G^T per output/input channel pair, in double, rounded once) and packs the
+/// weights w [M, C, 3, 3] (at compile time).
+inline void conv2d_winograd_pack_weights(const Conv2dShape& s, const float* w, float* dst) {
+  static const double G[6][3] = {{1.0 / 4, 0.0, 0.0},
+                                 {-1.0 / 6, -1.0 / 6, -1.0 / 6},
+                                 {-1.0 / 6, 1.0 / 6, -1.0 / 6},
+                                 {1.0 / 24, 1.0 / 12, 1.0 / 6},
+                                 {1.0 / 24, -1.0 / 12, 1.0 / 6},
+                                 {0.0, 0.0, 1.0}};
+  const int64_t C = s.C, M = s.M, Mp = (M + kNR - 1) / kNR * kNR, per = Mp * C;
+  for (int64_t i = 0; i < 36 * per; ++i) dst[i] = 0.0f;
+  for (int64_t m = 0; m < M; ++m)
+    for (int64_t c = 0; c < C; ++c) {
+      const float* g = w + (m * C + c) * 9;
+      double gg[6][3];  // G g
+      for (int i = 0; i < 6; ++i)
+        for (int b = 0; b < 3; ++b)
+          gg[i][b] = G[i][0] * double(g[b]) + G[i][1] * double(g[3 + b]) +
+                     G[i][2] * double(g[6 + b]);
+      for (int i = 0; i < 6; ++i)
+        for (int j = 0; j < 6; ++j) {
+          const double u = gg[i][0] * G[j][0] + gg[i][1] * G[j][1] + gg[i][2] * G[j][2];
+          dst[(i * 6 + j) * per + ((m / kNR) * C + c) * kNR + m % kNR] = float(u);
+        }
+    }
+}
+
+/// Scratch floats for `threads` threads.
+constexpr int64_t conv2d_winograd_scratch_floats(const Conv2dShape& s, int threads) {
+  return winograd_detail::scratch_of(s).total * threads;
+}
+
+/// y = conv(x, w) + bias, then the epilogue (e.residual with y's NCHW layout, then e.act), x
+/// [N, C, H, W], y [N, M, OH, OW]; bias [M] or null; e.row_bias / e.col_bias are null (unused).
+/// w_packed from conv2d_winograd_pack_weights; scratch: conv2d_winograd_scratch_floats (at
+/// least the pool's threads).
+template <class Act>
+inline void conv2d_winograd_f32(const Conv2dShape& s, const float* x, const float* w_packed,
+                                const float* bias, float* y, const Epilogue<Act>& e,
+                                float* scratch, ThreadPool* pool) {
+  using namespace winograd_detail;
+  constexpr int L = V::kLanes;
+  const Scratch sc = scratch_of(s);
+  const int64_t C = s.C, M = s.M, TW = tiles_w(s), tiles = tiles_h(s) * TW;
+  const int64_t TB = block_tiles(s), blocks = (tiles + TB - 1) / TB;
+  const int64_t mcw = chunk_width(s), chunks = (M + mcw - 1) / mcw;
+  const int64_t uper = conv2d_winograd_packed_weight_floats(s) / 36, P = s.OH * s.OW;
+  const int threads = pool ? pool->size() : 1;
+  const int64_t base_units = s.N * blocks;
+  int64_t parts = base_units >= threads ? 1 : (threads + base_units - 1) / base_units;
+  if (parts > chunks) parts = chunks;
+  const int64_t per_part = (chunks + parts - 1) / parts;
+  parts = (chunks + per_part - 1) / per_part;
+  parallel_for(pool, base_units * parts, [&](int64_t unit, int tid) {
+    const int64_t n = unit / (blocks * parts), blk = unit / parts % blocks, part = unit % parts;
+    float* buf = scratch + int64_t(tid) * sc.total;
+    float* v = buf + sc.v;
+    float* mo = buf + sc.m;
+    const int64_t t0 = blk * TB, tb = tiles - t0 < TB ? tiles - t0 : TB;
+    const int64_t vs = xi_stride(C * tb), ms = xi_stride(tb * mcw);
+    // Input transform: V[xi][c][t], t = tile - t0.
+    for (int64_t c = 0; c < C; ++c)
+      for (int64_t t = t0; t < t0 + tb;) {
+        const int64_t ty = t / TW, tx = t % TW;
+        const int64_t seg = TW - tx < t0 + tb - t ? TW - tx : t0 + tb - t;
+        input_segment(s, x + (n * C + c) * s.H * s.W, ty, tx, seg, v + c * tb + (t - t0), vs);
+        t += seg;
+      }
+    const int64_t ch1 = (part + 1) * per_part < chunks ? (part + 1) * per_part : chunks;
+    for (int64_t ch = part * per_part; ch < ch1; ++ch) {
+      const int64_t mc0 = ch * mcw, cols = M - mc0 < mcw ? M - mc0 : mcw;
+      // The 36 GEMMs of the chunk: mo[xi][t][m - mc0].
+      for (int xi = 0; xi < 36; ++xi) {
+        const float* vx = v + xi * vs;
+        const float* ux = w_packed + xi * uper + (mc0 / kNR) * C * kNR;
+        float* mx = mo + xi * ms;
+        for (int64_t j = 0; j < cols; j += kNR) {
+          const bool narrow = cols - j <= L;
+          for (int64_t r = 0; r < tb; r += kMR) {
+            const int rows = int(tb - r < kMR ? tb - r : kMR);
+            tile_rows<kMR>(rows, narrow, C, vx + r, tb, ux + (j / kNR) * C * kNR,
+                           mx + r * mcw + j, mcw);
+          }
+        }
+      }
+      // Output transform, bias, residual, activation into y.
+      float* ob = buf + sc.out;
+      // Channel groups outside, tiles inside: consecutive tiles fill the same lines of y.
+      for (int64_t g = 0; g < cols; g += L) {
+        const int nl = int(cols - g < L ? cols - g : L);
+        for (int64_t t = 0; t < tb; ++t) {
+          const int64_t ty = (t0 + t) / TW, tx = (t0 + t) % TW;
+          const int64_t oh0 = 4 * ty, ow0 = 4 * tx;
+          const int rh = int(s.OH - oh0 < 4 ? s.OH - oh0 : 4);
+          const int rw = int(s.OW - ow0 < 4 ? s.OW - ow0 : 4);
+          const int64_t yo = (n * M + mc0 + g) * P + oh0 * s.OW + ow0;
+          output_group(mo + t * mcw + g, ms, bias ? bias + mc0 + g : nullptr, nl, rh, rw, y + yo,
+                       e.residual ? e.residual + yo : nullptr, P, s.OW, e.act, ob);
+        }
+      }
+    }
+  });
+}
+
+}  // namespace kiln_cpu
