@@ -170,7 +170,7 @@ save("scan8_batch", g, {"s0": np.array([[1, 2], [0, -1], [3, 0.5]], np.float32),
                         "V": np.cos(np.arange(24, dtype=np.float32)).reshape(3, 4, 2)}, opset=8)
 
 
-def run_case(kiln, opt, work, name, graph, feeds, opset):
+def run_case(kiln, opt, work, name, graph, feeds, opset, rtol=1e-5, atol=1e-6):
     model = h.make_model(graph, opset_imports=[h.make_opsetid("", opset)])
     model.ir_version = 8
     onnx.checker.check_model(model)
@@ -199,7 +199,7 @@ def run_case(kiln, opt, work, name, graph, feeds, opset):
         if not os.path.isfile(out):
             return f"kiln wrote no {f}"
         k = np.load(out)
-        if k.shape != ref.shape or not np.allclose(k, ref, rtol=1e-5, atol=1e-6):
+        if k.shape != ref.shape or not np.allclose(k, ref, rtol=rtol, atol=atol):
             return f"{f}: kiln {k.ravel()[:8]} vs ONNX Runtime {ref.ravel()[:8]}"
     return None
 
