@@ -96,11 +96,13 @@ std::vector<float> winogradPackedWeights(const float* w, int64_t M, int64_t C, i
 }
 
 /// The cost model's Winograd rule: on AVX-512, where kernels/cpu's bench measured F(4x4, 3x3)
-/// 2.6-3.1x faster than the direct conv, images of at least 16 output tiles (ResNet-50's 56²,
-/// 28², 14² layers). Smaller images gain less (1.4x at 7x7) for 4x the weights; --tune may
-/// still pick it there.
+/// 2.6-3.1x faster than the direct conv, at least 32 input and output channels and images of at
+/// least 16 output tiles (ResNet-50's 56², 28², 14² layers). Smaller images gain less (1.4x at
+/// 7x7) for 4x the weights, and few channels leave the transforms dominant while the per-thread
+/// scratch (36 transformed matrices) stays large; --tune may still pick it there.
 bool winogradByDefault(const std::vector<int64_t>& s, const Target& t) {
-  return t.isa == Isa::Avx512 && ((s[7] + 3) / 4) * ((s[8] + 3) / 4) >= 16;
+  return t.isa == Isa::Avx512 && s[1] >= 32 && s[4] >= 32 &&
+         ((s[7] + 3) / 4) * ((s[8] + 3) / 4) >= 16;
 }
 
 }  // namespace

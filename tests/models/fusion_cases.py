@@ -197,12 +197,12 @@ torch.onnx.export(Block().eval(), torch.randn(2, 5, 16), sys.argv[1], opset_vers
 '''
 
 
-# 3x3 stride-1 convs on images of at least 16 output tiles (4x4 each) take the Winograd F(4x4,
-# 3x3) kernel (kernels/cpu/winograd.h): pads 1 with bias, Relu and a residual; pads 0 and 2; an
-# odd-sized image (partial tiles on both edges). Winograd rounds differently from a direct
+# 3x3 stride-1 convs of at least 32 channels in and out on images of at least 16 output tiles
+# (4x4 each) take the Winograd F(4x4, 3x3) kernel (kernels/cpu/winograd.h): pads 1 with bias,
+# Relu and a residual; pads 0 and 2; an odd-sized image (partial tiles on both edges). Winograd rounds differently from a direct
 # conv, within the bound its kernel tests state (errors up to ~4e-6 of the outputs' magnitude,
 # which reach 100 here): compared at rtol 1e-4, atol 5e-4.
-wg_x = rng.standard_normal((2, 8, 17, 15)).astype(np.float32)
+wg_x = rng.standard_normal((2, 32, 17, 15)).astype(np.float32)
 CASES.append(("winograd_conv", h.make_graph([
     h.make_node("Conv", ["wx", "wa", "ba"], ["c1"], kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
     h.make_node("Relu", ["c1"], ["r1"]),
@@ -210,12 +210,12 @@ CASES.append(("winograd_conv", h.make_graph([
     h.make_node("Add", ["c2", "r1"], ["y"]),
     h.make_node("Conv", ["y", "wc"], ["z"], kernel_shape=[3, 3], pads=[2, 2, 2, 2]),
     h.make_node("Conv", ["z", "wd"], ["u"], kernel_shape=[3, 3]),
-], "g", [h.make_tensor_value_info("wx", T.FLOAT, [2, 8, 17, 15])],
-    [y_info(2, 20, 17, 15), h.make_tensor_value_info("u", T.FLOAT, [2, 5, 17, 15])],
-    [const("wa", rng.standard_normal((20, 8, 3, 3)) * 0.3), const("ba", rng.standard_normal(20)),
-     const("wb", rng.standard_normal((20, 20, 3, 3)) * 0.2),
-     const("wc", rng.standard_normal((7, 20, 3, 3)) * 0.2),
-     const("wd", rng.standard_normal((5, 7, 3, 3)) * 0.3)]),
+], "g", [h.make_tensor_value_info("wx", T.FLOAT, [2, 32, 17, 15])],
+    [y_info(2, 40, 17, 15), h.make_tensor_value_info("u", T.FLOAT, [2, 33, 17, 15])],
+    [const("wa", rng.standard_normal((40, 32, 3, 3)) * 0.1), const("ba", rng.standard_normal(40)),
+     const("wb", rng.standard_normal((40, 40, 3, 3)) * 0.1),
+     const("wc", rng.standard_normal((36, 40, 3, 3)) * 0.1),
+     const("wd", rng.standard_normal((33, 36, 3, 3)) * 0.1)]),
     {"wx": wg_x}, 17, ["kiln::FusedConv"], ["Relu", "Add"]))
 TOLERANCE = {"winograd_conv": (1e-4, 5e-4)}
 # Kernels a case's artifact must call (its manifest), where the host runs AVX-512.
