@@ -30,7 +30,7 @@ constexpr int kNR = 2 * V::kLanes;
 constexpr int kMR = V::kRegisters == 32 ? 12 : (V::kLanes == 8 ? 6 : 4);
 constexpr int64_t kKC = 256;           // rows of B per packed block (a panel: 32 KiB on AVX-512)
 constexpr int64_t kNC = 8 * kNR;       // columns of B per packed block
-constexpr int64_t kMC = 16 * kMR;      // rows of A per L2 block (and per unit when M is split)
+constexpr int64_t kMC = 16 * kMR;      // rows of A per unit when M is split
 
 /// Floats of run-time packing scratch one thread needs for an N-column, K-deep product: one
 /// block of at most kKC x kNC, no bigger than the product needs (small models stay small).
@@ -104,16 +104,13 @@ struct ActInRegister<kiln_ref::HardSwish> {
 
 namespace gemm_detail {
 
-/// One output row's two accumulator vectors through the epilogue and into c.
+/// One output row's two accumulator vectors (C's earlier k blocks already added) through the
+/// epilogue and into c.
 template <class Act>
-inline void finish_row(V::R v0, V::R v1, float* c, int cols, bool accumulate, bool last,
-                       const Epilogue<Act>& e, int64_t m, int64_t n) {
+inline void finish_row(V::R v0, V::R v1, float* c, int cols, bool last, const Epilogue<Act>& e,
+                       int64_t m, int64_t n) {
   constexpr int L = V::kLanes;
   const int c0 = cols < L ? cols : L, c1 = cols > L ? cols - L : 0;
-  if (accumulate) {
-    v0 = V::add(V::load(c, c0), v0);
-    v1 = V::add(V::load(c + L, c1), v1);
-  }
   if (last) {
     if (e.row_bias) {
       const V::R rb = V::set1(e.row_bias[m]);
@@ -167,52 +164,84 @@ __attribute__((always_inline)) inline void rank1(const float* ap, const float* b
   }
 }
 
+/// Memory a tile's k loop brings into L1 for the tile after it, a 64-byte line per k step:
+/// `lines` lines from `p` (the next strip of packed A; none when p is null).
+struct Ahead {
+  const float* p = nullptr;
+  int64_t lines = 0;
+};
+
 /// RowA: A is row-major (element (r, k) at ap[r * lda + k]), read in place; else a packed
 /// strip (ap[k * kMR + r]).
 /// ldb: the step between B's rows in the panel (kNR when packed; a B read in place, wider).
 template <int R, int NV, bool RowA, class Act>
 inline void micro(int64_t kc, const float* ap, int64_t lda, const float* bp, int64_t ldb,
                   float* c, int64_t ldc, int cols, bool accumulate, bool last,
-                  const Epilogue<Act>& e, int64_t m, int64_t n) {
+                  const Epilogue<Act>& e, int64_t m, int64_t n, Ahead ahead) {
   // The row loops must unroll fully so the accumulators live in registers. NV = 1: the tile
   // has at most L columns, so the second vector of the panel (all zeros) is not multiplied.
+  constexpr int L = V::kLanes;
   V::R acc0[R], acc1[R];
   KILN_CPU_UNROLL
   for (int r = 0; r < R; ++r) acc0[r] = acc1[r] = V::zero();
-  for (int64_t k = 0; k < kc; ++k) {
+  int64_t k = 0;
+  for (const int64_t k1 = ahead.lines < kc ? ahead.lines : kc; k < k1; ++k) {
+    __builtin_prefetch(ahead.p + k * 16, 0, 3);
     rank1<R, NV>(ap, bp, acc0, acc1, RowA ? lda : 1);
     ap += RowA ? 1 : kMR;
     bp += ldb;
   }
+  for (; k < kc; ++k) {
+    rank1<R, NV>(ap, bp, acc0, acc1, RowA ? lda : 1);
+    ap += RowA ? 1 : kMR;
+    bp += ldb;
+  }
+  // accumulate: C + tile, all rows loaded before any is stored: C's rows are often a multiple
+  // of 4 KiB apart, and a load behind a store to the same address modulo 4 KiB waits for it.
+  if (accumulate) {
+    if (cols == kNR) {
+      KILN_CPU_UNROLL
+      for (int r = 0; r < R; ++r) {
+        acc0[r] = V::add(V::load(c + r * ldc), acc0[r]);
+        if constexpr (NV == 2) acc1[r] = V::add(V::load(c + r * ldc + L), acc1[r]);
+      }
+    } else {
+      const int c0 = cols < L ? cols : L, c1 = cols > L ? cols - L : 0;
+      KILN_CPU_UNROLL
+      for (int r = 0; r < R; ++r) {
+        acc0[r] = V::add(V::load(c + r * ldc, c0), acc0[r]);
+        if constexpr (NV == 2) acc1[r] = V::add(V::load(c + r * ldc + L, c1), acc1[r]);
+      }
+    }
+  }
   KILN_CPU_UNROLL
   for (int r = 0; r < R; ++r)
-    finish_row(acc0[r], acc1[r], c + r * ldc, cols, accumulate, last, e, m + r, n);
+    finish_row(acc0[r], acc1[r], c + r * ldc, cols, last, e, m + r, n);
 }
 
 template <int R, bool RowA, class Act>
 inline void micro_rows(int rows, int64_t kc, const float* ap, int64_t lda, const float* bp,
                        int64_t ldb, float* c, int64_t ldc, int cols, bool accumulate, bool last,
-                       const Epilogue<Act>& e, int64_t m, int64_t n) {
+                       const Epilogue<Act>& e, int64_t m, int64_t n, Ahead ahead = {}) {
   if constexpr (R > 1) {
     if (rows < R)
       return micro_rows<R - 1, RowA>(rows, kc, ap, lda, bp, ldb, c, ldc, cols, accumulate, last,
-                                     e, m, n);
+                                     e, m, n, ahead);
   }
   if (cols <= V::kLanes)
-    micro<R, 1, RowA>(kc, ap, lda, bp, ldb, c, ldc, cols, accumulate, last, e, m, n);
+    micro<R, 1, RowA>(kc, ap, lda, bp, ldb, c, ldc, cols, accumulate, last, e, m, n, ahead);
   else
-    micro<R, 2, RowA>(kc, ap, lda, bp, ldb, c, ldc, cols, accumulate, last, e, m, n);
+    micro<R, 2, RowA>(kc, ap, lda, bp, ldb, c, ldc, cols, accumulate, last, e, m, n, ahead);
 }
 
 }  // namespace gemm_detail
 
-/// A tuning choice for the GEMM driver (kiln compile --tune): how work is split over threads
-/// and how many rows of A one L2 block holds. Every choice computes the same sums in the same
-/// order (work is split over output tiles only), so results are bit-identical across choices.
+/// A tuning choice for the GEMM driver (kiln compile --tune): how work is split over threads.
+/// Every choice computes the same sums in the same order (work is split over output tiles
+/// only), so results are bit-identical across choices.
 struct GemmPlan {
   enum Split : int { kAuto = 0, kRows = 1, kColumns = 2 };
   int split = kAuto;
-  int mc_strips = 0;  ///< kMR-row strips per L2 block of A; 0: kMC / kMR
 };
 
 namespace gemm_detail {
@@ -254,13 +283,21 @@ inline GemmSplit gemm_split(int64_t M, int64_t N, int threads, GemmPlan plan = {
 inline void pack_b_rows(const float* b, int64_t ldb, int64_t k0, int64_t kc, int64_t n0,
                         int64_t nc, float* dst) {
   if (kc <= 0) return;  // nothing to pack (and b may be null for an empty B)
-  for (int64_t j = 0; j * kNR < nc; ++j) {
-    const int64_t cols = nc - j * kNR < kNR ? nc - j * kNR : kNR;
-    float* d = dst + j * kc * kNR;
-    const float* s = b + k0 * ldb + n0 + j * kNR;
-    for (int64_t k = 0; k < kc; ++k, d += kNR, s += ldb) {
-      std::memcpy(d, s, size_t(cols) * sizeof(float));
-      for (int64_t t = cols; t < kNR; ++t) d[t] = 0.0f;
+  // Row by row, each row of the block one contiguous read (panel by panel, a short read every
+  // row of B apart), into every panel.
+  constexpr int L = V::kLanes;
+  const int64_t full = nc / kNR, tail = nc - full * kNR;
+  const int t0 = int(tail < L ? tail : L), t1 = int(tail > L ? tail - L : 0);
+  for (int64_t k = 0; k < kc; ++k) {
+    const float* s = b + (k0 + k) * ldb + n0;
+    float* d = dst + k * kNR;
+    for (int64_t j = 0; j < full; ++j, s += kNR, d += kc * kNR) {
+      V::store(d, V::load(s));
+      V::store(d + L, V::load(s + L));
+    }
+    if (tail > 0) {  // zeros past nc
+      V::store(d, V::load(s, t0));
+      V::store(d + L, V::load(s + L, t1));
     }
   }
 }
@@ -288,12 +325,69 @@ constexpr int64_t packed_a_index(int64_t M, int64_t K, int64_t s, int64_t k, int
   return k0 * ((M + kMR - 1) / kMR * kMR) + (s * kc + (k - k0)) * kMR + r;
 }
 
+#if defined(KILN_CPU_AVX512)
+namespace gemm_detail {
+
+/// pack_a_strips for one strip of 12 rows (rows < 12 of them in A) on AVX-512: per k block,
+/// 16 k at a time, rows in groups of 4: two rounds of unpacks leave rows 4g..4g+3 at
+/// k = 4 * q + j in 128-bit lane q of t[j], stored as the 4 floats they are in the strip
+/// (masked forms: GCC 12's unmasked ones trip -Wmaybe-uninitialized in its own header).
+inline void pack_a_strip12(const float* a, int64_t lda, int64_t M, int64_t K, int64_t s,
+                           int rows, float* dst) {
+  constexpr int kRows = 12;
+  const __mmask16 all16 = 0xFFFF;
+  const __mmask8 all8 = 0xFF, all4 = 0xF;
+  for (int64_t k0 = 0; k0 < K; k0 += kKC) {
+    const int64_t kc = K - k0 < kKC ? K - k0 : kKC;
+    float* d = dst + packed_a_index(M, K, s, k0, 0);
+    const float* src = a + s * kRows * lda + k0;
+    int64_t k = 0;
+    for (; k + 16 <= kc; k += 16) {
+      KILN_CPU_UNROLL
+      for (int g = 0; g < 3; ++g) {
+        __m512 x[4];
+        KILN_CPU_UNROLL
+        for (int i = 0; i < 4; ++i)
+          x[i] = 4 * g + i < rows ? _mm512_loadu_ps(src + (4 * g + i) * lda + k)
+                                  : _mm512_setzero_ps();
+        const __m512d l01 = _mm512_castps_pd(_mm512_maskz_unpacklo_ps(all16, x[0], x[1]));
+        const __m512d h01 = _mm512_castps_pd(_mm512_maskz_unpackhi_ps(all16, x[0], x[1]));
+        const __m512d l23 = _mm512_castps_pd(_mm512_maskz_unpacklo_ps(all16, x[2], x[3]));
+        const __m512d h23 = _mm512_castps_pd(_mm512_maskz_unpackhi_ps(all16, x[2], x[3]));
+        const __m512 t[4] = {_mm512_castpd_ps(_mm512_maskz_unpacklo_pd(all8, l01, l23)),
+                             _mm512_castpd_ps(_mm512_maskz_unpackhi_pd(all8, l01, l23)),
+                             _mm512_castpd_ps(_mm512_maskz_unpacklo_pd(all8, h01, h23)),
+                             _mm512_castpd_ps(_mm512_maskz_unpackhi_pd(all8, h01, h23))};
+        float* dg = d + k * kRows + 4 * g;
+        KILN_CPU_UNROLL
+        for (int j = 0; j < 4; ++j) {
+          _mm_storeu_ps(dg + j * kRows, _mm512_maskz_extractf32x4_ps(all4, t[j], 0));
+          _mm_storeu_ps(dg + (4 + j) * kRows, _mm512_maskz_extractf32x4_ps(all4, t[j], 1));
+          _mm_storeu_ps(dg + (8 + j) * kRows, _mm512_maskz_extractf32x4_ps(all4, t[j], 2));
+          _mm_storeu_ps(dg + (12 + j) * kRows, _mm512_maskz_extractf32x4_ps(all4, t[j], 3));
+        }
+      }
+    }
+    for (; k < kc; ++k)
+      for (int r = 0; r < kRows; ++r) d[k * kRows + r] = r < rows ? src[r * lda + k] : 0.0f;
+  }
+}
+
+}  // namespace gemm_detail
+#endif
+
 /// Packs strips [s0, s1) of a row-major A (element (m, k) at a[m * lda + k]) into the layout
 /// of packed_a_index, zero past M.
 inline void pack_a_strips(const float* a, int64_t lda, int64_t M, int64_t K, int64_t s0,
                           int64_t s1, float* dst) {
   for (int64_t s = s0; s < s1; ++s) {
     const int64_t rows = M - s * kMR < kMR ? M - s * kMR : kMR;
+#if defined(KILN_CPU_AVX512)
+    if constexpr (kMR == 12) {
+      gemm_detail::pack_a_strip12(a, lda, M, K, s, int(rows), dst);
+      continue;
+    }
+#endif
     for (int64_t r = 0; r < kMR; ++r) {
       const float* src = r < rows ? a + (s * kMR + r) * lda : nullptr;
       for (int64_t k0 = 0; k0 < K; k0 += kKC) {
@@ -330,7 +424,6 @@ inline void gemm_packed_a(int64_t M, int64_t N, int64_t K, const float* ap, Pane
   if (M <= 0 || N <= 0) return;
   const gemm_detail::GemmSplit split =
       gemm_detail::gemm_split(M, N, pool ? pool->size() : 1, plan);
-  const int64_t mc = plan.mc_strips > 0 ? int64_t(plan.mc_strips) * kMR : kMC;
   const int64_t block = split.block, m_chunk = split.m_chunk;
   const int64_t n_blocks = (N + block - 1) / block;
   const int64_t m_blocks = (M + m_chunk - 1) / m_chunk;
@@ -344,19 +437,28 @@ inline void gemm_packed_a(int64_t M, int64_t N, int64_t K, const float* ap, Pane
       const int64_t kc = K - k0 < kKC ? K - k0 : kKC;
       const bool accumulate = k0 > 0, last = k0 + kc >= K;
       const Panels bp = panel(k0, kc, n0, nc, buf);
-      // Rows in blocks of kMC: the block's A (kMC x kc, about 200 KB) stays in L2 across the
-      // panels, each panel (kc x kNR) in L1 across the block's strips.
-      for (int64_t mc0 = mb0; mc0 < mb1; mc0 += mc) {
-        const int64_t mc1 = mb1 < mc0 + mc ? mb1 : mc0 + mc;
+      // Strip by strip: each strip of A (kMR x kc, 12 KB) is used across all the block's
+      // panels while it is in L1, the block of B (kc x nc) stays in L2 across the strips. (Panel
+      // by panel instead, a 32 KB panel does not stay in a 32 KB L1 across the strips either,
+      // and the strips of A stream in from L3 once per panel rather than once per block.)
+      for (int64_t m = mb0; m < mb1; m += kMR) {
+        const int rows = int(mb1 - m < kMR ? mb1 - m : kMR);
+        const float* am = RowA ? ap + m * lda + k0 : ap + packed_a_index(M, K, m / kMR, k0, 0);
+        // Packed A: the strip after this one (this k block's next, else the next k block's
+        // first) comes into L1 during this strip's last tile.
+        gemm_detail::Ahead next;
+        if (!RowA && m + kMR < mb1) {
+          next = {am + kc * kMR, kc * kMR / 16};
+        } else if (!RowA && !last) {
+          const int64_t kc1 = K - k0 - kc < kKC ? K - k0 - kc : kKC;
+          next = {ap + packed_a_index(M, K, mb0 / kMR, k0 + kc, 0), kc1 * kMR / 16};
+        }
         for (int64_t j = 0; j < nc; j += kNR) {
           const int cols = int(nc - j < kNR ? nc - j : kNR);
           const float* bj = bp.p + (j / kNR) * bp.stride;
-          for (int64_t m = mc0; m < mc1; m += kMR) {
-            const int rows = int(mc1 - m < kMR ? mc1 - m : kMR);
-            const float* am = RowA ? ap + m * lda + k0 : ap + packed_a_index(M, K, m / kMR, k0, 0);
-            gemm_detail::micro_rows<kMR, RowA>(rows, kc, am, lda, bj, bp.ldb, c + m * ldc + n0 + j, ldc,
-                                               cols, accumulate, last, e, m, n0 + j);
-          }
+          gemm_detail::micro_rows<kMR, RowA>(
+              rows, kc, am, lda, bj, bp.ldb, c + m * ldc + n0 + j, ldc, cols, accumulate, last, e,
+              m, n0 + j, j + kNR >= nc ? next : gemm_detail::Ahead{});
         }
       }
       if (K == 0) break;

@@ -175,13 +175,13 @@ Expected<bool> emitCpuConv(const Node& n, EmitContext& ctx, bool fused) {
   const int64_t Mg = wd[0] / group, K = wt->numElements() / wd[0];
   const int64_t perGroup = packedAFloats(Mg, K, tiles);
   const float* wsrc = wt->data<float>();
-  // Tunable: the direct conv (where it applies; the cost model's pick then) or im2col, each
-  // with its driver plans (the direct conv's tiles have no L2 blocking to choose).
+  // Tunable: Winograd (3x3 stride 1; the cost model's pick where winogradByDefault), the direct
+  // conv (where it applies; the pick then) or im2col, the last two with their thread splits.
   std::vector<std::string> algos = {"im2col"};
   std::vector<std::vector<std::string>> plans = {gemmPlanChoices(ctx.threads())};
   if (directConvApplies(s, tiles.nr)) {
     algos.insert(algos.begin(), "direct");
-    plans.insert(plans.begin(), gemmPlanChoices(ctx.threads(), /*blocking=*/false));
+    plans.insert(plans.begin(), gemmPlanChoices(ctx.threads()));
   }
   if (winogradApplies(s)) {
     const bool first = winogradByDefault(s, target);

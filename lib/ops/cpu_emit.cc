@@ -6,7 +6,6 @@
 #include "cpu_emit_support.h"
 
 #include <algorithm>
-#include <cstdlib>
 #include <sstream>
 
 #include "emit_support.h"
@@ -103,14 +102,10 @@ void useCpuHeaders(EmitContext& ctx, const char* header) {
 }
 
 /// The GEMM driver plans --tune measures (kiln_cpu::GemmPlan), as choice words: the cost
-/// model's (""), L2 blocks of 8 or 32 strips of A instead of 16, and with threads, the work split
-/// over rows or over columns only. All compute the same sums (bit-identical results).
-std::vector<std::string> gemmPlanChoices(int threads, bool blocking) {
+/// model's split (""), and with threads, the work split over rows or over columns only. All
+/// compute the same sums (bit-identical results).
+std::vector<std::string> gemmPlanChoices(int threads) {
   std::vector<std::string> c = {""};
-  if (blocking) {
-    c.push_back("mc=8");
-    c.push_back("mc=32");
-  }
   if (threads > 1) {
     c.push_back("rows");
     c.push_back("cols");
@@ -118,17 +113,16 @@ std::vector<std::string> gemmPlanChoices(int threads, bool blocking) {
   return c;
 }
 
-/// `kiln_cpu::GemmPlan{split, mc_strips}` for a choice's words ("rows", "cols", "mc=N").
+/// `kiln_cpu::GemmPlan{split}` for a choice's words ("rows", "cols").
 std::string gemmPlanLiteral(const std::string& choice) {
-  int split = 0, mc = 0;
+  int split = 0;
   std::string word;
   std::istringstream words(choice);
   while (words >> word) {
     if (word == "rows") split = 1;
     if (word == "cols") split = 2;
-    if (word.rfind("mc=", 0) == 0) mc = std::atoi(word.c_str() + 3);
   }
-  return fmt::format("kiln_cpu::GemmPlan{{{}, {}}}", split, mc);
+  return fmt::format("kiln_cpu::GemmPlan{{{}}}", split);
 }
 
 /// Candidates "ALGO" + " plan" for each algorithm and plan.

@@ -37,8 +37,8 @@ std::string activationOf(const Node& n, bool fused);
 bool allF32(const Node& n);
 void useCpuHeaders(EmitContext& ctx, const char* header);
 /// The GEMM driver plans --tune measures (kiln_cpu::GemmPlan) as choice words.
-std::vector<std::string> gemmPlanChoices(int threads, bool blocking = true);
-/// `kiln_cpu::GemmPlan{split, mc_strips}` for a choice's words ("rows", "cols", "mc=N").
+std::vector<std::string> gemmPlanChoices(int threads);
+/// `kiln_cpu::GemmPlan{split}` for a choice's words ("rows", "cols").
 std::string gemmPlanLiteral(const std::string& choice);
 /// Candidates "ALGO" + " plan" for each algorithm and its plans.
 std::vector<std::string> withPlans(const std::vector<std::string>& algos,
