@@ -43,6 +43,10 @@ class ThreadPool {
       started_ = t;
     }
     size_ = threads;
+    // Returns once every worker runs (then spins a while before sleeping): a pool is ready at
+    // create, so the first run's first kernels are not left to the caller while the workers'
+    // CPUs wake up (on a VM an idle vCPU takes milliseconds).
+    while (running_.load(std::memory_order_acquire) < started_) sched_yield();
     return true;
   }
 
@@ -54,6 +58,7 @@ class ThreadPool {
     wake_.notify_all();
     for (int t = 0; t < started_; ++t) pthread_join(workers_[t], nullptr);
     started_ = 0;
+    running_.store(0);
     size_ = 1;
   }
 
@@ -123,6 +128,7 @@ class ThreadPool {
   // Generations count jobs from 0 at start(), so a worker that starts late still sees the
   // job posted before it ran.
   void loop(int id) {
+    running_.fetch_add(1, std::memory_order_release);
     uint64_t seen = 0;
     for (;;) {
       uint64_t g = generation_.load(std::memory_order_acquire);
@@ -187,6 +193,7 @@ class ThreadPool {
   std::atomic<uint64_t> generation_{0};
   std::atomic<bool> quit_{false};
   int size_ = 1, started_ = 0;
+  std::atomic<int> running_{0};  ///< workers that have entered loop()
   pthread_t workers_[kMaxThreads] = {};
   Arg args_[kMaxThreads] = {};
 };
