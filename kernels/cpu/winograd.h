@@ -58,6 +58,7 @@
 #include <cstdint>
 
 #include "conv.h"
+#include "winograd_weights.h"
 
 namespace kiln_cpu {
 
@@ -329,28 +330,7 @@ constexpr int64_t conv2d_winograd_packed_weight_floats(const Conv2dShape& s) {
 /// Transforms (G g G^T per output/input channel pair, in double, rounded once) and packs the
 /// weights w [M, C, 3, 3] (at compile time).
 inline void conv2d_winograd_pack_weights(const Conv2dShape& s, const float* w, float* dst) {
-  static const double G[6][3] = {{1.0 / 4, 0.0, 0.0},
-                                 {-1.0 / 6, -1.0 / 6, -1.0 / 6},
-                                 {-1.0 / 6, 1.0 / 6, -1.0 / 6},
-                                 {1.0 / 24, 1.0 / 12, 1.0 / 6},
-                                 {1.0 / 24, -1.0 / 12, 1.0 / 6},
-                                 {0.0, 0.0, 1.0}};
-  const int64_t C = s.C, M = s.M, Mp = (M + kNR - 1) / kNR * kNR, per = Mp * C;
-  for (int64_t i = 0; i < 36 * per; ++i) dst[i] = 0.0f;
-  for (int64_t m = 0; m < M; ++m)
-    for (int64_t c = 0; c < C; ++c) {
-      const float* g = w + (m * C + c) * 9;
-      double gg[6][3];  // G g
-      for (int i = 0; i < 6; ++i)
-        for (int b = 0; b < 3; ++b)
-          gg[i][b] = G[i][0] * double(g[b]) + G[i][1] * double(g[3 + b]) +
-                     G[i][2] * double(g[6 + b]);
-      for (int i = 0; i < 6; ++i)
-        for (int j = 0; j < 6; ++j) {
-          const double u = gg[i][0] * G[j][0] + gg[i][1] * G[j][1] + gg[i][2] * G[j][2];
-          dst[(i * 6 + j) * per + ((m / kNR) * C + c) * kNR + m % kNR] = float(u);
-        }
-    }
+  winograd_transform_weights(w, s.M, s.C, kNR, dst);
 }
 
 /// Scratch floats for `threads` threads.

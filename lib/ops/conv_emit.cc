@@ -3,6 +3,7 @@
 // are packed here, at compile time, for the target's tiles.
 #include <algorithm>
 
+#include "cpu/winograd_weights.h"
 #include "cpu_emit.h"
 #include "cpu_emit_support.h"
 #include "emit_support.h"
@@ -64,35 +65,6 @@ int64_t winogradScratchFloats(const std::vector<int64_t>& s, const Tiles& t, int
   };
   return (36 * xiStride(C * tb) + 36 * xiStride(tb * chunk) + (16 * lanes + 15) / 16 * 16) *
          threads;
-}
-
-/// kiln_cpu::conv2d_winograd_pack_weights: per transformed position xi = 6 i + j, U_xi[c, m] =
-/// (G g G^T)[i][j] of filter (m, c) (F(4x4, 3x3), in double, rounded once) as B panels of nr
-/// output channels.
-std::vector<float> winogradPackedWeights(const float* w, int64_t M, int64_t C, int64_t nr) {
-  static const double G[6][3] = {{1.0 / 4, 0.0, 0.0},
-                                 {-1.0 / 6, -1.0 / 6, -1.0 / 6},
-                                 {-1.0 / 6, 1.0 / 6, -1.0 / 6},
-                                 {1.0 / 24, 1.0 / 12, 1.0 / 6},
-                                 {1.0 / 24, -1.0 / 12, 1.0 / 6},
-                                 {0.0, 0.0, 1.0}};
-  const int64_t per = (M + nr - 1) / nr * nr * C;
-  std::vector<float> dst(size_t(36 * per), 0.0f);
-  for (int64_t m = 0; m < M; ++m)
-    for (int64_t c = 0; c < C; ++c) {
-      const float* g = w + (m * C + c) * 9;
-      double gg[6][3];  // G g
-      for (int i = 0; i < 6; ++i)
-        for (int b = 0; b < 3; ++b)
-          gg[i][b] = G[i][0] * double(g[b]) + G[i][1] * double(g[3 + b]) +
-                     G[i][2] * double(g[6 + b]);
-      for (int i = 0; i < 6; ++i)
-        for (int j = 0; j < 6; ++j) {
-          const double u = gg[i][0] * G[j][0] + gg[i][1] * G[j][1] + gg[i][2] * G[j][2];
-          dst[size_t((i * 6 + j) * per + ((m / nr) * C + c) * nr + m % nr)] = float(u);
-        }
-    }
-  return dst;
 }
 
 /// The cost model's Winograd rule: on AVX-512, where kernels/cpu's bench measured F(4x4, 3x3)
@@ -206,7 +178,9 @@ Expected<bool> emitCpuConv(const Node& n, EmitContext& ctx, bool fused) {
   const std::string plan = gemmPlanLiteral(choice);
   if (choice == "winograd") {
     const int64_t floats = winogradScratchFloats(s, tiles, ctx.threads());
-    std::vector<float> packed = winogradPackedWeights(wsrc, wd[0], s[1], tiles.nr);
+    // kiln_cpu::conv2d_winograd_pack_weights, for the target's panel width.
+    std::vector<float> packed(size_t(36 * ((wd[0] + tiles.nr - 1) / tiles.nr * tiles.nr) * s[1]));
+    kiln_cpu::winograd_transform_weights(wsrc, wd[0], s[1], tiles.nr, packed.data());
     std::string wp =
         ctx.derivedWeight(Tensor::fromVector(DType::F32, {int64_t(packed.size())}, packed));
     useCpuHeaders(ctx, "kiln_cpu/winograd.h");
