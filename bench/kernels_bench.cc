@@ -23,6 +23,7 @@
 #include "kiln_cpu/conv.h"
 #include "kiln_cpu/conv_direct.h"
 #include "kiln_cpu/conv_nhwc.h"
+#include "kiln_cpu/conv_pixrows.h"
 #include "kiln_cpu/gemm.h"
 #include "kiln_cpu/parallel.h"
 #include "kiln_cpu/simd.h"
@@ -180,6 +181,27 @@ void BM_Conv(benchmark::State& state, int64_t C, int64_t HW, int64_t M, int64_t 
   setFlopCounters(state, timer, 2.0 * double(M) * double(C * k * k) * double(out * out));
 }
 
+/// conv2d_pixrows_f32 (the output's pixels as the GEMM's rows) on BM_Conv's problems.
+void BM_ConvPixrows(benchmark::State& state, int64_t C, int64_t HW, int64_t M, int64_t k,
+                    int64_t stride) {
+  const int64_t pad = k / 2, out = (HW + 2 * pad - k) / stride + 1;
+  const kiln_cpu::Conv2dShape s{1, C, HW, HW, M, k, k, out, out, stride, stride, 1, 1, pad, pad, 1};
+  const std::vector<float> x = randomFloats(C * HW * HW, 3), w = randomFloats(M * C * k * k, 4);
+  const std::vector<float> bias = randomFloats(M, 5);
+  std::vector<float> wp(size_t(kiln_cpu::conv2d_pixrows_packed_weight_floats(s)));
+  std::vector<float> y(size_t(M * out * out)),
+      scratch(size_t(kiln_cpu::conv2d_pixrows_scratch_floats(s)) + 1);
+  kiln_cpu::conv2d_pixrows_pack_weights(s, w.data(), wp.data());
+  const auto e = kiln_cpu::make_epilogue(kiln_ref::Relu{}, nullptr, nullptr, nullptr, 0);
+  const WallTimer timer;
+  for (auto _ : state) {
+    kiln_cpu::conv2d_pixrows_f32(s, x.data(), wp.data(), bias.data(), y.data(), e,
+                                 scratch.data(), benchPool());
+    benchmark::ClobberMemory();
+  }
+  setFlopCounters(state, timer, 2.0 * double(M) * double(C * k * k) * double(out * out));
+}
+
 /// conv2d_direct_f32 (no im2col; what the compiler emits for kernels wider than 1x1) on the
 /// same problems as BM_Conv, with the compiler's 1 MiB band budget.
 void BM_ConvDirect(benchmark::State& state, int64_t C, int64_t HW, int64_t M, int64_t k,
@@ -300,12 +322,24 @@ void registerAll() {
       {"resnet50_1x256x14x14_3x3_256", 256, 14, 256, 3, 1},
       {"resnet50_1x512x7x7_3x3_512", 512, 7, 512, 3, 1},
       {"resnet50_1x3x224x224_7x7s2_64", 3, 224, 64, 7, 2},
+      {"resnet50_1x1024x14x14_1x1_256", 1024, 14, 256, 1, 1},
+      {"resnet50_1x256x14x14_1x1_1024", 256, 14, 1024, 1, 1},
+      {"resnet50_1x2048x7x7_1x1_512", 2048, 7, 512, 1, 1},
+      {"resnet50_1x512x7x7_1x1_2048", 512, 7, 2048, 1, 1},
+      {"resnet50_1x1024x14x14_1x1s2_2048", 1024, 14, 2048, 1, 2},
+      {"resnet50_1x256x14x14_3x3s2_256", 256, 14, 256, 3, 2},
   };
   for (const ConvShape& c : convs)
     benchmark::RegisterBenchmark((std::string("conv2d_f32/") + c.name).c_str(), BM_Conv, c.C, c.HW,
                                  c.M, c.k, c.stride)
         ->UseRealTime()
         ->Unit(benchmark::kMillisecond);
+  for (const ConvShape& c : convs)
+    if ((c.HW / c.stride) * (c.HW / c.stride) <= 1024)
+      benchmark::RegisterBenchmark((std::string("conv2d_pixrows_f32/") + c.name).c_str(),
+                                   BM_ConvPixrows, c.C, c.HW, c.M, c.k, c.stride)
+          ->UseRealTime()
+          ->Unit(benchmark::kMillisecond);
   for (const ConvShape& c : convs)
     if (c.k > 1)
       benchmark::RegisterBenchmark((std::string("conv2d_direct_f32/") + c.name).c_str(),

@@ -328,6 +328,22 @@ constexpr int64_t packed_a_index(int64_t M, int64_t K, int64_t s, int64_t k, int
 #if defined(KILN_CPU_AVX512)
 namespace gemm_detail {
 
+/// Two rounds of unpacks of four rows x[0..3]: t[j]'s 128-bit lane q holds the four rows'
+/// column 4 * q + j. (Masked forms: GCC 12's unmasked ones trip -Wmaybe-uninitialized in its
+/// own header.)
+inline void unpack_rows4(const __m512* x, __m512* t) {
+  const __mmask16 all16 = 0xFFFF;
+  const __mmask8 all8 = 0xFF;
+  const __m512d l01 = _mm512_castps_pd(_mm512_maskz_unpacklo_ps(all16, x[0], x[1]));
+  const __m512d h01 = _mm512_castps_pd(_mm512_maskz_unpackhi_ps(all16, x[0], x[1]));
+  const __m512d l23 = _mm512_castps_pd(_mm512_maskz_unpacklo_ps(all16, x[2], x[3]));
+  const __m512d h23 = _mm512_castps_pd(_mm512_maskz_unpackhi_ps(all16, x[2], x[3]));
+  t[0] = _mm512_castpd_ps(_mm512_maskz_unpacklo_pd(all8, l01, l23));
+  t[1] = _mm512_castpd_ps(_mm512_maskz_unpackhi_pd(all8, l01, l23));
+  t[2] = _mm512_castpd_ps(_mm512_maskz_unpacklo_pd(all8, h01, h23));
+  t[3] = _mm512_castpd_ps(_mm512_maskz_unpackhi_pd(all8, h01, h23));
+}
+
 /// pack_a_strips for one strip of 12 rows (rows < 12 of them in A) on AVX-512: per k block,
 /// 16 k at a time, rows in groups of 4: two rounds of unpacks leave rows 4g..4g+3 at
 /// k = 4 * q + j in 128-bit lane q of t[j], stored as the 4 floats they are in the strip
@@ -335,8 +351,7 @@ namespace gemm_detail {
 inline void pack_a_strip12(const float* a, int64_t lda, int64_t M, int64_t K, int64_t s,
                            int rows, float* dst) {
   constexpr int kRows = 12;
-  const __mmask16 all16 = 0xFFFF;
-  const __mmask8 all8 = 0xFF, all4 = 0xF;
+  const __mmask8 all4 = 0xF;
   for (int64_t k0 = 0; k0 < K; k0 += kKC) {
     const int64_t kc = K - k0 < kKC ? K - k0 : kKC;
     float* d = dst + packed_a_index(M, K, s, k0, 0);
@@ -350,14 +365,8 @@ inline void pack_a_strip12(const float* a, int64_t lda, int64_t M, int64_t K, in
         for (int i = 0; i < 4; ++i)
           x[i] = 4 * g + i < rows ? _mm512_loadu_ps(src + (4 * g + i) * lda + k)
                                   : _mm512_setzero_ps();
-        const __m512d l01 = _mm512_castps_pd(_mm512_maskz_unpacklo_ps(all16, x[0], x[1]));
-        const __m512d h01 = _mm512_castps_pd(_mm512_maskz_unpackhi_ps(all16, x[0], x[1]));
-        const __m512d l23 = _mm512_castps_pd(_mm512_maskz_unpacklo_ps(all16, x[2], x[3]));
-        const __m512d h23 = _mm512_castps_pd(_mm512_maskz_unpackhi_ps(all16, x[2], x[3]));
-        const __m512 t[4] = {_mm512_castpd_ps(_mm512_maskz_unpacklo_pd(all8, l01, l23)),
-                             _mm512_castpd_ps(_mm512_maskz_unpackhi_pd(all8, l01, l23)),
-                             _mm512_castpd_ps(_mm512_maskz_unpacklo_pd(all8, h01, h23)),
-                             _mm512_castpd_ps(_mm512_maskz_unpackhi_pd(all8, h01, h23))};
+        __m512 t[4];
+        unpack_rows4(x, t);
         float* dg = d + k * kRows + 4 * g;
         KILN_CPU_UNROLL
         for (int j = 0; j < 4; ++j) {

@@ -52,6 +52,13 @@ struct V {
   }
   static void store(float* p, R v) { _mm512_storeu_ps(p, v); }
   static void store(float* p, R v, int n) { _mm512_mask_storeu_ps(p, mask(n), v); }
+  /// Lanes [0, n) from p[0], p[stride], p[2 * stride], ... (a gather), the others zero.
+  static R load_strided(const float* p, int stride, int n) {
+    const __m512i idx = _mm512_mullo_epi32(
+        _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+        _mm512_set1_epi32(stride));
+    return _mm512_mask_i32gather_ps(zero(), mask(n), idx, p, 4);
+  }
   static R fma(R a, R b, R c) { return _mm512_fmadd_ps(a, b, c); }
   static R add(R a, R b) { return _mm512_add_ps(a, b); }
   static R sub(R a, R b) { return _mm512_sub_ps(a, b); }
@@ -110,6 +117,11 @@ struct V {
   }
   static void store(float* p, R v) { _mm256_storeu_ps(p, v); }
   static void store(float* p, R v, int n) { _mm256_maskstore_ps(p, mask(n), v); }
+  static R load_strided(const float* p, int stride, int n) {
+    const __m256i idx =
+        _mm256_mullo_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7), _mm256_set1_epi32(stride));
+    return _mm256_mask_i32gather_ps(zero(), p, idx, _mm256_castsi256_ps(mask(n)), 4);
+  }
   static R fma(R a, R b, R c) { return _mm256_fmadd_ps(a, b, c); }
   static R add(R a, R b) { return _mm256_add_ps(a, b); }
   static R sub(R a, R b) { return _mm256_sub_ps(a, b); }
@@ -175,6 +187,11 @@ struct V {
   }
   static void store(float* p, R v, int n) {
     for (int i = 0; i < n; ++i) p[i] = v.v[i];
+  }
+  static R load_strided(const float* p, int stride, int n) {
+    R r = zero();
+    for (int i = 0; i < n; ++i) r.v[i] = p[i * stride];
+    return r;
   }
   static R fma(R a, R b, R c) {
     for (int i = 0; i < 4; ++i) c.v[i] = c.v[i] + a.v[i] * b.v[i];

@@ -350,12 +350,24 @@ inline void conv2d_winograd_f32(const Conv2dShape& s, const float* x, const floa
   constexpr int L = V::kLanes;
   const Scratch sc = scratch_of(s);
   const int64_t C = s.C, M = s.M, TW = tiles_w(s), tiles = tiles_h(s) * TW;
-  const int64_t TB = block_tiles(s), blocks = (tiles + TB - 1) / TB;
+  const int threads = pool ? pool->size() : 1;
+  // Even shares over the threads (the block size changes no sum: each tile's products run
+  // over C alone). Blocks of at most tiles / threads, in whole strips, so most units are
+  // the same size and a last short block is small (ResNet-50's 28x28 layer, 49 tiles: blocks
+  // of 24, 24, 1 rather than 36, 13). An image of fewer than two strips per thread also splits
+  // its output channels (its 14x14 layer, 16 tiles: 12 and 4 tiles, each in two halves).
+  int64_t TB = block_tiles(s);
+  if (threads > 1) {
+    const int64_t strips = tiles / (int64_t(threads) * kMR);
+    if (strips >= 1 && strips * kMR < TB) TB = strips * kMR;
+  }
+  const int64_t blocks = (tiles + TB - 1) / TB;
   const int64_t mcw = chunk_width(s), chunks = (M + mcw - 1) / mcw;
   const int64_t uper = conv2d_winograd_packed_weight_floats(s) / 36, P = s.OH * s.OW;
-  const int threads = pool ? pool->size() : 1;
   const int64_t base_units = s.N * blocks;
   int64_t parts = base_units >= threads ? 1 : (threads + base_units - 1) / base_units;
+  if (threads > 1 && parts < threads && s.N * tiles < 2 * int64_t(threads) * kMR)
+    parts = threads;
   if (parts > chunks) parts = chunks;
   const int64_t per_part = (chunks + parts - 1) / parts;
   parts = (chunks + per_part - 1) / per_part;

@@ -77,6 +77,28 @@ bool winogradByDefault(const std::vector<int64_t>& s, const Target& t) {
          ((s[7] + 3) / 4) * ((s[8] + 3) / 4) >= 16;
 }
 
+/// The share of vector lanes n outputs fill in panels of nr columns (a last partial panel of
+/// at most nr / 2 takes one vector): conv2d_f32 puts pixels there, conv2d_pixrows_f32 channels.
+double laneShare(int64_t n, int64_t nr) {
+  const int64_t rest = n % nr;
+  return double(n) / double(n - rest + (rest == 0 ? 0 : rest <= nr / 2 ? nr / 2 : nr));
+}
+
+/// conv2d_pixrows_f32 (pixels as the GEMM's rows) as a candidate: group 1, images of at most
+/// 32x32 outputs, and an im2col matrix (when not pointwise) of at most 4 MiB. The cost model's
+/// pick where its channels fill the lanes better than the pixels do (kernels/cpu's bench, 1
+/// thread: ResNet-50's 7x7 1x1 convs 86 -> 108 GFLOP/s, 14x14 ones 95-103 -> 110-113).
+bool pixrowsApplies(const std::vector<int64_t>& s) {
+  const bool pointwise = s[5] == 1 && s[6] == 1 && s[9] == 1 && s[10] == 1 && s[13] == 0 &&
+                         s[14] == 0 && s[7] == s[2] && s[8] == s[3];
+  const int64_t P = s[7] * s[8];
+  return s[15] == 1 && P <= 1024 && (pointwise || s[1] * s[5] * s[6] * P <= (int64_t(1) << 20));
+}
+
+bool pixrowsByDefault(const std::vector<int64_t>& s, const Tiles& t) {
+  return laneShare(s[4], t.nr) > laneShare(s[7] * s[8], t.nr) + 0.02;
+}
+
 }  // namespace
 
 Expected<bool> emitCpuConv(const Node& n, EmitContext& ctx, bool fused) {
@@ -166,6 +188,11 @@ Expected<bool> emitCpuConv(const Node& n, EmitContext& ctx, bool fused) {
     algos.insert(algos.begin(), "direct");
     plans.insert(plans.begin(), first(gemmPlanChoices(ctx.threads()), "rows"));
   }
+  if (pixrowsApplies(s)) {
+    const bool first = pixrowsByDefault(s, tiles);
+    algos.insert(first ? algos.begin() : algos.end(), "pixrows");
+    plans.insert(first ? plans.begin() : plans.end(), std::vector<std::string>{""});
+  }
   if (winogradApplies(s)) {
     const bool first = winogradByDefault(s, target);
     algos.insert(first ? algos.begin() : algos.end(), "winograd");
@@ -195,6 +222,26 @@ Expected<bool> emitCpuConv(const Node& n, EmitContext& ctx, bool fused) {
                              shape, ctx.input(0), wp, bias, ctx.output(0), epi,
                              floatScratch(ctx, floats), ctx.threads(), floats, packed.size(),
                              ctx.threadPool()));
+    return true;
+  }
+  if (choice == "pixrows") {
+    // W^T [K, M] in the GEMM's B panels: kiln_cpu::conv2d_pixrows_pack_weights.
+    std::vector<float> packed = packBPanels(wsrc, K, wd[0], /*sk=*/1, /*sn=*/K, tiles);
+    std::string wp =
+        ctx.derivedWeight(Tensor::fromVector(DType::F32, {int64_t(packed.size())}, packed));
+    const bool pointwise = s[5] == 1 && s[6] == 1 && s[9] == 1 && s[10] == 1 && s[13] == 0 &&
+                           s[14] == 0 && s[7] == s[2] && s[8] == s[3];
+    const int64_t floats = pointwise ? 0 : (K * s[7] * s[8] + 15) / 16 * 16;
+    useCpuHeaders(ctx, "kiln_cpu/conv_pixrows.h");
+    ctx.call("kiln_cpu::conv2d_pixrows_f32__" + tileName(target),
+             tileCheck(target) +
+                 fmt::format("static_assert(kiln_cpu::conv2d_pixrows_applies({0}) && "
+                             "kiln_cpu::conv2d_pixrows_scratch_floats({0}) == {7} && "
+                             "kiln_cpu::conv2d_pixrows_packed_weight_floats({0}) == {8}, \"kiln "
+                             "and kiln_cpu disagree on the pixel-rows conv\"); "
+                             "kiln_cpu::conv2d_pixrows_f32({0}, {1}, {2}, {3}, {4}, {5}, {6}, {9});",
+                             shape, ctx.input(0), wp, bias, ctx.output(0), epi,
+                             floatScratch(ctx, floats), floats, packed.size(), ctx.threadPool()));
     return true;
   }
   if (startsWith(choice, "direct")) {

@@ -22,6 +22,7 @@
 #include "cpu_kernels_check.h"
 #include "kiln_cpu/conv.h"
 #include "kiln_cpu/conv_direct.h"
+#include "kiln_cpu/conv_pixrows.h"
 #include "kiln_cpu/gemm.h"
 #include "kiln_cpu/parallel.h"
 #include "kiln_ref/activation.h"
@@ -389,6 +390,26 @@ void checkConv(const ConvCase& c, Act act, bool with_bias, bool with_residual, D
         << "a case the direct conv should take";
   }
 
+  if (kiln_cpu::conv2d_pixrows_applies(s)) {
+    // Pixels as the GEMM's rows, on its own packing and order (all of K in registers).
+    const int64_t pp = kiln_cpu::conv2d_pixrows_packed_weight_floats(s);
+    Vec wq(size_t(pp + kGuard), kSentinel);
+    kiln_cpu::conv2d_pixrows_pack_weights(s, w.data(), wq.data());
+    EXPECT_TRUE(untouched(wq, 0, 0, 0, pp)) << "conv2d_pixrows_pack_weights";
+    auto runPix = [&](kiln_cpu::ThreadPool* p) {
+      const int64_t used = kiln_cpu::conv2d_pixrows_scratch_floats(s);
+      Vec y(size_t(y_floats + kGuard), kSentinel), scratch(size_t(used + kGuard), kSentinel);
+      kiln_cpu::conv2d_pixrows_f32(s, x.data(), wq.data(), bp, y.data(), e, scratch.data(), p);
+      EXPECT_TRUE(untouched(y, 0, 0, 0, y_floats)) << "conv2d_pixrows_f32 output";
+      EXPECT_TRUE(untouched(scratch, 0, 0, 0, used)) << "conv2d_pixrows_f32 scratch";
+      return y;
+    };
+    const Vec pix = runPix(nullptr);
+    EXPECT_TRUE(near(want, pix, c.N * c.M, P, P, tolp)) << "conv2d_pixrows_f32";
+    for (int t = 1; t <= 3; ++t)
+      EXPECT_TRUE(identical(pix, runPix(threadPool(t)))) << "pixrows, " << t << " threads";
+  }
+
   if (c.group == c.C && c.M == c.C) {
     // With scratch for 3 threads (the phase-plane path), and without (the plain loops).
     const int64_t per = kiln_cpu::depthwise_scratch_floats(s);
@@ -440,6 +461,10 @@ const ConvCase kConvCases[] = {
   {"7x7_s2_p3_wide",    1,  3,  9, 112, 16, 7, 7, 2, 2, 1, 1, 3, 3, 3, 3, 1},
   {"3x3_s2_p1_wide",    1,  4,  6, 75,  8, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 1},
   {"1x1_s2_wide",       1,  8,  4, 56, 12, 1, 1, 2, 2, 1, 1, 0, 0, 0, 0, 1},
+  // ResNet's last stages: 7x7 and 14x14 images, channels past a panel (pixrows' tiles).
+  {"7x7_pointwise_M>kNR", 2, 40, 7,  7, 70, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1},
+  {"7x7_3x3_K>kKC",     1, 30,  7,  7, 33, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},
+  {"14x14_1x1_s2",      1, 24, 14, 14, 64, 1, 1, 2, 2, 1, 1, 0, 0, 0, 0, 1},
   {"1x7",               2,  4,  9, 13,  6, 1, 7, 1, 1, 1, 1, 0, 3, 0, 3, 1},
   {"group2_3x3",        2,  8,  9,  7, 12, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 2},
   {"group2_1x1",        2,  6,  5,  9, 10, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 2},
