@@ -334,6 +334,62 @@ inline void dw_row(const DwRow& r, int64_t OW, int64_t W, int64_t owa, int64_t o
     dw_dispatch<kPath, NV>(r, OW, W, owa, owb, c, c1 - c < kBlock ? c1 - c : kBlock, e);
 }
 
+/// The depthwise conv's path (the 3x3 sliding windows where they apply) and its interior
+/// output columns [owa, owb): every tap column inside the input.
+struct DwGeometry {
+  DwPath path;
+  int64_t owa, owb;
+};
+
+inline DwGeometry dw_geometry(const Conv2dShape& s) {
+  DwGeometry g;
+  g.path = s.KH != 3 || s.KW != 3 || s.DW != 1 ? DwPath::kGeneral
+           : s.SW == 1                         ? DwPath::kSlide1
+           : s.SW == 2                         ? DwPath::kSlide2
+                                               : DwPath::kGeneral;
+  g.owa = (s.PW + s.SW - 1) / s.SW;
+  const int64_t last = s.W - 1 + s.PW - (s.KW - 1) * s.DW;  // ow * SW <= last
+  g.owb = last < 0 ? 0 : last / s.SW + 1;
+  if (g.owa > s.OW) g.owa = s.OW;
+  if (g.owb > s.OW) g.owb = s.OW;
+  if (g.owb < g.owa) g.owb = g.owa;
+  return g;
+}
+
+/// Channels [c0, c1) of output row oh of one image. x_rows: the image's input rows from row
+/// row0 on ([rows][W][C]; the rows the window reads must be there); res_row (or null) and
+/// y_row: the output row's residual and output ([OW][C]).
+template <class Act>
+inline void dw_output_row(const Conv2dShape& s, const DwGeometry& g, const float* x_rows,
+                          int64_t row0, int64_t oh, int64_t c0, int64_t c1, const float* w,
+                          const float* bias, const float* res_row, float* y_row,
+                          const Epilogue<Act>& e) {
+  DwRow r;
+  r.x = x_rows;
+  r.w = w;
+  r.bias = bias;
+  r.res = res_row;
+  r.y = y_row;
+  r.C = s.C;
+  r.KW = s.KW;
+  r.row_stride = s.W * s.C;
+  const int64_t ih0 = oh * s.SH - s.PH;
+  r.DH = s.DH;
+  tap_range(ih0, s.DH, s.KH, s.H, &r.i0, &r.i1);
+  r.ih0 = ih0 - row0;
+  r.SW = s.SW;
+  r.PW = s.PW;
+  r.DW = s.DW;
+  r.pix_stride = s.SW * s.C;
+  r.tap_stride = s.DW * s.C;
+  if (g.path == DwPath::kSlide1)
+    dw_row<DwPath::kSlide1, kNhwcSlideVectors>(r, s.OW, s.W, g.owa, g.owb, c0, c1, e);
+  else if (g.path == DwPath::kSlide2)
+    dw_row<DwPath::kSlide2, kNhwcSlideVectors>(r, s.OW, s.W, g.owa, g.owb, c0, c1, e);
+  else
+    dw_row<DwPath::kGeneral, kNhwcVectors>(r, s.OW, s.W, g.owa, g.owb, c0, c1, e);
+}
+
 }  // namespace nhwc_detail
 
 /// Depthwise conv on NHWC data: x [N, H, W, C], y [N, OH, OW, C], group == C == M.
@@ -347,55 +403,20 @@ inline void depthwise_conv2d_nhwc_f32(const Conv2dShape& s, const float* x, cons
                                       const float* bias, float* y, const Epilogue<Act>& e,
                                       ThreadPool* pool) {
   constexpr int64_t kBlock = int64_t(kNhwcVectors) * V::kLanes;  // channels per register tile
-  const nhwc_detail::DwPath path = s.KH != 3 || s.KW != 3 || s.DW != 1
-                                       ? nhwc_detail::DwPath::kGeneral
-                                   : s.SW == 1 ? nhwc_detail::DwPath::kSlide1
-                                   : s.SW == 2 ? nhwc_detail::DwPath::kSlide2
-                                               : nhwc_detail::DwPath::kGeneral;
   if (s.N <= 0 || s.C <= 0 || s.OH <= 0 || s.OW <= 0) return;
+  const nhwc_detail::DwGeometry g = nhwc_detail::dw_geometry(s);
   // Channel chunks of up to 4 tile blocks per unit, so small planes with many channels (7x7 x
   // 960) still give the pool enough units.
   const int64_t chunk = 4 * kBlock;
   const int64_t chunks = (s.C + chunk - 1) / chunk;
-  // Interior output columns [owa, owb): every tap column inside the input.
-  int64_t owa = (s.PW + s.SW - 1) / s.SW;
-  const int64_t last = s.W - 1 + s.PW - (s.KW - 1) * s.DW;  // ow * SW <= last
-  int64_t owb = last < 0 ? 0 : last / s.SW + 1;
-  if (owa > s.OW) owa = s.OW;
-  if (owb > s.OW) owb = s.OW;
-  if (owb < owa) owb = owa;
   const int64_t plane_in = s.H * s.W * s.C, plane_out = s.OH * s.OW * s.C;
   parallel_for(pool, s.N * s.OH * chunks, [&](int64_t unit, int) {
     const int64_t ch = unit % chunks, row = unit / chunks;
     const int64_t n = row / s.OH, oh = row % s.OH;
-    nhwc_detail::DwRow r;
-    r.x = x + n * plane_in;
-    r.w = w;
-    r.bias = bias;
     const int64_t out_row = n * plane_out + oh * s.OW * s.C;
-    r.res = e.residual ? e.residual + out_row : nullptr;
-    r.y = y + out_row;
-    r.C = s.C;
-    r.KW = s.KW;
-    r.row_stride = s.W * s.C;
-    r.ih0 = oh * s.SH - s.PH;
-    r.DH = s.DH;
-    nhwc_detail::tap_range(r.ih0, s.DH, s.KH, s.H, &r.i0, &r.i1);
-    r.SW = s.SW;
-    r.PW = s.PW;
-    r.DW = s.DW;
-    r.pix_stride = s.SW * s.C;
-    r.tap_stride = s.DW * s.C;
     const int64_t c0 = ch * chunk, c1 = (ch + 1) * chunk < s.C ? (ch + 1) * chunk : s.C;
-    if (path == nhwc_detail::DwPath::kSlide1)
-      nhwc_detail::dw_row<nhwc_detail::DwPath::kSlide1, kNhwcSlideVectors>(r, s.OW, s.W, owa, owb,
-                                                                           c0, c1, e);
-    else if (path == nhwc_detail::DwPath::kSlide2)
-      nhwc_detail::dw_row<nhwc_detail::DwPath::kSlide2, kNhwcSlideVectors>(r, s.OW, s.W, owa, owb,
-                                                                           c0, c1, e);
-    else
-      nhwc_detail::dw_row<nhwc_detail::DwPath::kGeneral, kNhwcVectors>(r, s.OW, s.W, owa, owb, c0,
-                                                                       c1, e);
+    nhwc_detail::dw_output_row(s, g, x + n * plane_in, 0, oh, c0, c1, w, bias,
+                               e.residual ? e.residual + out_row : nullptr, y + out_row, e);
   });
 }
 

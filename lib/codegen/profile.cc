@@ -24,6 +24,11 @@ int64_t estimateFlops(const Node& n) {
     if (w.size() < 3) return 0;
     return 2 * product(y, 0) * product(w, 1);  // each output: C/group * kernel taps
   }
+  if (op == "NhwcExpandDw" && n.numInputs() > 3) {  // the 1x1 conv, then the depthwise one
+    auto x = dims(n.input(0)), w1 = dims(n.input(1)), wd = dims(n.input(3));
+    if (x.size() != 4 || w1.size() != 4 || wd.size() != 4) return 0;
+    return 2 * product(x, 0) * w1[0] + 2 * product(y, 0) * wd[2] * wd[3];
+  }
   if ((op == "ConvTranspose" || op == "FusedConvTranspose") && n.numInputs() > 1) {
     auto x = dims(n.input(0)), w = dims(n.input(1));
     if (x.size() < 3 || w.size() < 3) return 0;

@@ -288,6 +288,79 @@ Expected<bool> emitCpuConv(const Node& n, EmitContext& ctx, bool fused) {
   return true;
 }
 
+namespace {
+
+/// The depthwise filter [C, 1, KH, KW] tap-major ([KH * KW, C]):
+/// kiln_cpu::depthwise_nhwc_pack_weights.
+std::string depthwiseNhwcWeights(EmitContext& ctx, const float* w, int64_t C, int64_t taps) {
+  std::vector<float> packed(size_t(taps * C));
+  for (int64_t c = 0; c < C; ++c)
+    for (int64_t t = 0; t < taps; ++t) packed[size_t(t * C + c)] = w[c * taps + t];
+  return ctx.derivedWeight(Tensor::fromVector(DType::F32, {taps * C}, packed));
+}
+
+/// kiln_cpu::expand_dw_scratch_floats for s = [N, C, H, W, M, KH, KW, OH, OW, SH, SW, DH, DW,
+/// PH, PW, group] (the depthwise conv): one band of E rows per thread, a band's rows the most
+/// whose E fits 2^17 floats, at most N*OH / (2 * threads) with threads.
+int64_t expandDwScratchFloats(const std::vector<int64_t>& s, int threads) {
+  auto inRows = [&](int64_t rows) { return (rows - 1) * s[9] + (s[5] - 1) * s[11] + 1; };
+  int64_t rows = s[7];
+  while (rows > 1 && inRows(rows) * s[3] * s[1] > (int64_t(1) << 17)) --rows;
+  const int64_t even = (s[0] * s[7] + 2 * threads - 1) / (2 * threads);
+  if (threads > 1 && even < rows) rows = std::max<int64_t>(even, 1);
+  return (std::min(inRows(rows), s[2]) * s[3] * s[1] + 15) / 16 * 16 * threads;
+}
+
+}  // namespace
+
+Expected<bool> emitCpuNhwcExpandDw(const Node& n, EmitContext& ctx) {
+  const Target& target = ctx.target();
+  if (!target.optimizedKernels() || !allF32(n)) return false;
+  const Tensor* w1 = ctx.value(1);
+  const Tensor* wdw = ctx.value(3);
+  if (!w1 || !wdw) return false;
+  auto x = n.input(0)->shape().staticDims();
+  auto w1d = n.input(1)->shape().staticDims();
+  auto wd = n.input(3)->shape().staticDims();
+  auto y = n.output(0)->shape().staticDims();
+  if (x.size() != 4 || w1d.size() != 4 || wd.size() != 4 || y.size() != 4) return false;
+  for (const auto* dims : {&x, &w1d, &wd, &y})
+    for (int64_t d : *dims)
+      if (d <= 0) return false;
+  const int64_t Cin = x[3], C = w1d[0];
+  SlidingWindow w = slidingWindowOf(n, {x[0], C, x[1], x[2]}, {y[0], y[3], y[1], y[2]},
+                                    {wd[2], wd[3]});
+  if (!w.valid() || n.attrInt("group", 1) != C || wd[0] != C || wd[1] != 1 || y[3] != C ||
+      w1d[1] != Cin)
+    return false;
+  const Tiles tiles = tilesFor(target);
+  std::vector<float> panels = packBPanels(w1->data<float>(), Cin, C, 1, Cin, tiles);
+  std::string w1p =
+      ctx.derivedWeight(Tensor::fromVector(DType::F32, {int64_t(panels.size())}, panels));
+  std::string wdp = depthwiseNhwcWeights(ctx, wdw->data<float>(), C, wd[2] * wd[3]);
+  std::vector<int64_t> s = {x[0],         C,           x[1],           x[2],           C,
+                            wd[2],        wd[3],       y[1],           y[2],           w.strides[0],
+                            w.strides[1], w.dilations[0], w.dilations[1], w.pads[0], w.pads[1],
+                            C};
+  const std::string shape = fmt::format("kiln_cpu::Conv2dShape{{{}}}", fmt::join(s, ", "));
+  const int64_t floats = expandDwScratchFloats(s, ctx.threads());
+  const std::string act1 =
+      activationFunctorFor(n.attrString(std::string(kExpandPrefix) + kActivationAttr, ""), n,
+                           std::string(kExpandPrefix) + "activation_");
+  useCpuHeaders(ctx, "kiln_cpu/conv_nhwc_fused.h");
+  ctx.call("kiln_cpu::nhwc_expand_dw_f32__" + tileName(target),
+           tileCheck(target) +
+               fmt::format("static_assert(kiln_cpu::expand_dw_scratch_floats({0}, {1}) == {2}, "
+                           "\"kiln and kiln_cpu disagree on the expand+depthwise scratch\"); "
+                           "kiln_cpu::nhwc_expand_dw_f32({0}, {3}, {4}, {5}, {6}, {7}, {8}, {9}, "
+                           "{10}, kiln_cpu::make_epilogue({11}, {12}, {12}, {12}, 0), {13}, {1}, "
+                           "{14});",
+                           shape, ctx.threads(), floats, Cin, ctx.input(0), w1p, ctx.input(2),
+                           act1, wdp, ctx.input(4), ctx.output(0), activationOf(n, true),
+                           nullFloat(), floatScratch(ctx, floats), ctx.threadPool()));
+  return true;
+}
+
 Expected<bool> emitCpuNhwcConv(const Node& n, EmitContext& ctx) {
   if (!ctx.target().optimizedKernels() || !allF32(n)) return false;
   const Tensor* wt = ctx.value(1);
@@ -321,12 +394,7 @@ Expected<bool> emitCpuNhwcConv(const Node& n, EmitContext& ctx) {
     return true;
   }
   if (group != C || M != C || wd[1] != 1) return false;
-  // Depthwise: the filter tap-major, [KH * KW, C] (kiln_cpu::depthwise_nhwc_pack_weights).
-  const int64_t taps = wd[2] * wd[3];
-  std::vector<float> packed(size_t(taps * C));
-  for (int64_t c = 0; c < C; ++c)
-    for (int64_t t = 0; t < taps; ++t) packed[size_t(t * C + c)] = wsrc[c * taps + t];
-  std::string wp = ctx.derivedWeight(Tensor::fromVector(DType::F32, {taps * C}, packed));
+  std::string wp = depthwiseNhwcWeights(ctx, wsrc, C, wd[2] * wd[3]);
   std::vector<int64_t> s = {x[0],         C,           x[1],         x[2],        M,
                             wd[2],        wd[3],       y[1],         y[2],        w.strides[0],
                             w.strides[1], w.dilations[0], w.dilations[1], w.pads[0], w.pads[1],

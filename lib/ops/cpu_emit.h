@@ -12,6 +12,8 @@ Expected<bool> emitCpuConv(const Node& n, EmitContext& ctx, bool fused);
 /// kiln.NhwcConv: depthwise (kiln_cpu/conv_nhwc.h) or 1x1 stride-1 unpadded (a GEMM with the
 /// weights as B, packed here).
 Expected<bool> emitCpuNhwcConv(const Node& n, EmitContext& ctx);
+/// kiln.NhwcExpandDw (f32, constant weights): kernels/cpu/conv_nhwc_fused.h.
+Expected<bool> emitCpuNhwcExpandDw(const Node& n, EmitContext& ctx);
 /// Gemm and kiln.FusedGemm.
 Expected<bool> emitCpuGemm(const Node& n, EmitContext& ctx, bool fused);
 /// MatMul and kiln.FusedMatMul (bias input 2, residual input 3).

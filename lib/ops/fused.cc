@@ -106,6 +106,45 @@ struct NhwcConvOp {
   }
 };
 
+/// The 1x1 conv's activation in kiln.NhwcExpandDw: epilogueAttrs' names with kExpandPrefix.
+std::vector<AttrSpec> expandAttrs(std::vector<AttrSpec> base) {
+  for (AttrSpec a : {AttrSpec{"expand_activation", AttrKind::String},
+                     AttrSpec{"expand_activation_alpha", AttrKind::Float},
+                     AttrSpec{"expand_activation_beta", AttrKind::Float},
+                     AttrSpec{"expand_activation_min", AttrKind::Float},
+                     AttrSpec{"expand_activation_max", AttrKind::Float},
+                     AttrSpec{"expand_activation_approximate", AttrKind::String}})
+    base.push_back(a);
+  return base;
+}
+
+// NhwcExpandDw(X [N, H, W, Cin], W1 [C, Cin, 1, 1], B1 [C], Wd [C, 1, KH, KW], Bd [C]): a 1x1
+// NhwcConv (its activation in the expand_* attributes) whose output only feeds a depthwise
+// NhwcConv (the window and activation attributes), as one node: the fuse-nhwc-expand pass's
+// form of MobileNetV2's expand + depthwise pair, which never stores the expanded tensor.
+struct NhwcExpandDwOp {
+  static constexpr std::string_view kName = "NhwcExpandDw";
+  static constexpr std::string_view kDomain = kKilnDomain;
+  static OpSchema schema() { return {5, 5, 1, 1, epilogueAttrs(windowAttrs(expandAttrs({})))}; }
+  static Types inferTypes(const InferContext& ctx) {
+    const TensorType& x = ctx.in(0);
+    const TensorType& w1 = ctx.in(1);
+    if (!x.shape.rankKnown() || x.shape.rank() != 4)
+      return ctx.error("the input {} must be a rank-4 [N, H, W, C] tensor", toString(x));
+    if (!w1.shape.isStatic() || w1.shape.rank() != 4)
+      return ctx.error("the 1x1 weights {} must be static and rank 4", toString(w1));
+    const std::vector<int64_t> wd = w1.shape.staticDims();
+    if (wd[2] != 1 || wd[3] != 1 || (x.shape[3].isStatic() && x.shape[3].value != wd[1]))
+      return ctx.error("the 1x1 weights {} do not fit the input {}", toString(w1), toString(x));
+    // The expanded tensor, then the depthwise conv on it.
+    const TensorType e{x.dtype, Shape(std::vector<Dim>{x.shape[0], x.shape[1], x.shape[2],
+                                                        Dim::known(wd[0])})};
+    InferContext inner(ctx.node(), {e, ctx.in(3), ctx.in(4)},
+                       {nullptr, ctx.value(3), ctx.value(4)}, nullptr);
+    return NhwcConvOp::inferTypes(inner);
+  }
+};
+
 // FusedConvTranspose(X, W, B?, R?): act(ConvTranspose(X, W, B) + R).
 struct FusedConvTransposeOp {
   static constexpr std::string_view kName = "FusedConvTranspose";
@@ -235,6 +274,7 @@ void registerFusedOps(OpRegistry& r) {
   r.add<FusedGemmOp>();
   r.add<FusedMatMulOp>();
   r.add<NhwcConvOp>();
+  r.add<NhwcExpandDwOp>();
   r.add<ElementwiseOp>();
 }
 

@@ -161,6 +161,14 @@ Status emitNhwcConv(const Node& n, EmitContext& ctx) {
       "(the layout pass makes no others); use Conv for the rest");
 }
 
+Status emitNhwcExpandDw(const Node& n, EmitContext& ctx) {
+  KILN_ASSIGN_OR_RETURN(bool done, emitCpuNhwcExpandDw(n, ctx));
+  if (done) return Status();
+  return ctx.unsupported(
+      "kiln.NhwcExpandDw takes f32 tensors with constant weights on a target with optimized "
+      "kernels (the fuse-nhwc-expand pass makes no others); compile without that pass");
+}
+
 /// ConvTranspose: explicit pads, or (output_shape / SAME_*) begin pads from the total padding
 /// the inferred output dims imply, split as ONNX prescribes (the extra one at the end for
 /// SAME_UPPER, at the start otherwise).
@@ -550,6 +558,7 @@ void attachNnEmitters(OpRegistry& r) {
   for (const auto& row : kEmitters) r.setEmit("", row.op, row.emit);
   r.setEmit(kKilnDomain, "FusedConv", emitFusedConv);
   r.setEmit(kKilnDomain, "NhwcConv", emitNhwcConv);
+  r.setEmit(kKilnDomain, "NhwcExpandDw", emitNhwcExpandDw);
   r.setEmit(kKilnDomain, "FusedConvTranspose", emitConvTranspose);
   r.setEmit(kKilnDomain, "FusedGemm", emitFusedGemm);
   r.setEmit(kKilnDomain, "FusedMatMul", emitFusedMatMul);

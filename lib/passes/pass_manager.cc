@@ -27,6 +27,7 @@ const PassEntry kPasses[] = {
     {"fuse-epilogue", makeFuseEpiloguePass},
     {"fuse-elementwise", makeFuseElementwisePass},
     {"layout", makeLayoutPass},
+    {"fuse-nhwc-expand", makeFuseNhwcExpandPass},
 };
 
 void printIR(std::ostream& os, const Graph& g, const std::string& when) {
@@ -60,7 +61,7 @@ std::vector<std::string> pipelineFor(int optLevel) {
       p.push_back(s);
   }
   if (optLevel >= 3)
-    for (const char* s : {"layout", "canonicalize", "dce"}) p.push_back(s);
+    for (const char* s : {"layout", "fuse-nhwc-expand", "canonicalize", "dce"}) p.push_back(s);
   return p;
 }
 

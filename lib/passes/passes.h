@@ -18,6 +18,7 @@ std::unique_ptr<Pass> makeFuseEpiloguePass();
 std::unique_ptr<Pass> makeFuseElementwisePass();
 std::unique_ptr<Pass> makeFusePatternsPass();
 std::unique_ptr<Pass> makeLayoutPass();
+std::unique_ptr<Pass> makeFuseNhwcExpandPass();
 
 // ---- helpers for patterns ----
 

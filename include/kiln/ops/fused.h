@@ -9,6 +9,9 @@ inline constexpr const char* kKilnDomain = "kiln";
 /// "Clip", ...; absent: none). Its parameters are the activation's own attributes prefixed
 /// with "activation_" (activation_alpha, ...); Clip's bounds are activation_min/_max.
 inline constexpr const char* kActivationAttr = "activation";
+/// kiln.NhwcExpandDw's 1x1 conv keeps its activation attributes under this prefix
+/// ("expand_activation", "expand_activation_min", ...).
+inline constexpr const char* kExpandPrefix = "expand_";
 
 }  // namespace kiln
 

@@ -1,0 +1,86 @@
+// kiln optimized CPU kernels: a 1x1 "expand" conv fused into the depthwise conv that reads it,
+// on NHWC data (MobileNetV2's inverted residual blocks, whose 1x1 conv multiplies the channels
+// by 6 before a 3x3 depthwise conv):
+//   E = act1(X * W1^T + b1)                         X [N, H, W, Cin], E [N, H, W, C]
+//   Y = act2(depthwise(E, Wd) + bd (+ residual))    Y [N, OH, OW, C]
+// without E in memory. Per band of output rows, the E rows its windows read are computed into
+// a per-thread buffer that stays in L2 (gemm_f32_rowa_packed_b over those rows' pixels, as the
+// unfused 1x1 conv computes them), and the band's output rows are read from there
+// (nhwc_detail::dw_output_row, as the unfused depthwise conv reads E). Every sum is the unfused
+// kernels' own, so Y is bit-identical to running the two convs apart; what changes is that the
+// largest tensor of the block (MobileNetV2's 112x112x96: 4.8 MB) is neither written to nor
+// read back from memory. Neighbouring bands' windows share KH - SH rows of E, which both
+// compute. Units are (image, band) pairs: bit-identical at any thread count.
+#pragma once
+
+#include <cstdint>
+
+#include "conv_nhwc.h"
+#include "gemm.h"
+
+namespace kiln_cpu {
+
+/// Floats of E one band may hold (512 KiB: half of an L2).
+constexpr int64_t kExpandDwBandFloats = int64_t(1) << 17;
+
+/// Rows of E that `rows` output rows of the depthwise conv s read (at most; fewer at borders).
+constexpr int64_t expand_dw_in_rows(const Conv2dShape& s, int64_t rows) {
+  return (rows - 1) * s.SH + (s.KH - 1) * s.DH + 1;
+}
+
+/// Output rows per band for the depthwise conv s (its input is E: s.C channels of s.H x s.W):
+/// the most whose E rows fit kExpandDwBandFloats, at least one, and few enough that every
+/// thread gets two bands.
+constexpr int64_t expand_dw_band_rows(const Conv2dShape& s, int threads) {
+  int64_t rows = s.OH;
+  while (rows > 1 && expand_dw_in_rows(s, rows) * s.W * s.C > kExpandDwBandFloats) --rows;
+  const int64_t even = (s.N * s.OH + 2 * threads - 1) / (2 * threads);
+  if (threads > 1 && even < rows) rows = even > 0 ? even : 1;
+  return rows;
+}
+
+/// Scratch floats: one band of E per thread.
+constexpr int64_t expand_dw_scratch_floats(const Conv2dShape& s, int threads) {
+  const int64_t in = expand_dw_in_rows(s, expand_dw_band_rows(s, threads));
+  return ((in < s.H ? in : s.H) * s.W * s.C + 15) / 16 * 16 * threads;
+}
+
+/// The fused pair. s: the depthwise conv (group == C == M; its input E has s.C channels); Cin:
+/// X's channels; w1_panels: W1^T [Cin, C] packed by pack_b_panels; b1: [C] or null; act1: the
+/// 1x1 conv's activation; wd: the depthwise filter tap-major (depthwise_nhwc_pack_weights);
+/// bd: [C] or null; e: the depthwise conv's epilogue (residual [N, OH, OW, C] or null, act2).
+/// scratch: expand_dw_scratch_floats(s, threads), for at least the pool's thread count (the
+/// bands are sized for `threads`; a pool lowered at run time uses fewer of them).
+template <class Act1, class Act2>
+inline void nhwc_expand_dw_f32(const Conv2dShape& s, int64_t Cin, const float* x,
+                               const float* w1_panels, const float* b1, Act1 act1,
+                               const float* wd, const float* bd, float* y,
+                               const Epilogue<Act2>& e, float* scratch, int threads,
+                               ThreadPool* pool) {
+  if (s.N <= 0 || s.C <= 0 || s.OH <= 0 || s.OW <= 0) return;
+  const int64_t band = expand_dw_band_rows(s, threads), bands = (s.OH + band - 1) / band;
+  const int64_t per = expand_dw_scratch_floats(s, threads) / threads;
+  const nhwc_detail::DwGeometry g = nhwc_detail::dw_geometry(s);
+  const Epilogue<Act1> e1 = make_epilogue(act1, nullptr, b1, nullptr, 0);
+  const int64_t row_out = s.OW * s.C;
+  parallel_for(pool, s.N * bands, [&](int64_t unit, int tid) {
+    const int64_t n = unit / bands, oh0 = unit % bands * band;
+    const int64_t oh1 = s.OH < oh0 + band ? s.OH : oh0 + band;
+    // E rows [lo, hi): what the band's windows read inside the image.
+    int64_t lo = oh0 * s.SH - s.PH, hi = (oh1 - 1) * s.SH - s.PH + (s.KH - 1) * s.DH + 1;
+    if (lo < 0) lo = 0;
+    if (hi > s.H) hi = s.H;
+    if (hi < lo) hi = lo;
+    float* eb = scratch + int64_t(tid) * per;
+    if (hi > lo)
+      gemm_f32_rowa_packed_b((hi - lo) * s.W, s.C, Cin, x + (n * s.H + lo) * s.W * Cin, Cin,
+                             w1_panels, eb, s.C, e1, nullptr);
+    for (int64_t oh = oh0; oh < oh1; ++oh) {
+      const int64_t out = (n * s.OH + oh) * row_out;
+      nhwc_detail::dw_output_row(s, g, eb, lo, oh, 0, s.C, wd, bd,
+                                 e.residual ? e.residual + out : nullptr, y + out, e);
+    }
+  });
+}
+
+}  // namespace kiln_cpu
