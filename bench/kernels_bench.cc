@@ -202,6 +202,28 @@ void BM_ConvPixrows(benchmark::State& state, int64_t C, int64_t HW, int64_t M, i
   setFlopCounters(state, timer, 2.0 * double(M) * double(C * k * k) * double(out * out));
 }
 
+/// conv2d_pixrows_nhwc_f32 (channels-last output, as for MobileNetV2's stem) on BM_Conv's
+/// problems.
+void BM_ConvPixrowsNhwc(benchmark::State& state, int64_t C, int64_t HW, int64_t M, int64_t k,
+                        int64_t stride) {
+  const int64_t pad = k / 2, out = (HW + 2 * pad - k) / stride + 1;
+  const kiln_cpu::Conv2dShape s{1, C, HW, HW, M, k, k, out, out, stride, stride, 1, 1, pad, pad, 1};
+  const std::vector<float> x = randomFloats(C * HW * HW, 3), w = randomFloats(M * C * k * k, 4);
+  const std::vector<float> bias = randomFloats(M, 5);
+  std::vector<float> wp(size_t(kiln_cpu::conv2d_pixrows_packed_weight_floats(s)));
+  std::vector<float> y(size_t(M * out * out)),
+      scratch(size_t(kiln_cpu::conv2d_pixrows_nhwc_scratch_floats(s, benchThreads())) + 1);
+  kiln_cpu::conv2d_pixrows_pack_weights(s, w.data(), wp.data());
+  const auto e = kiln_cpu::make_epilogue(kiln_ref::Relu{}, nullptr, nullptr, nullptr, 0);
+  const WallTimer timer;
+  for (auto _ : state) {
+    kiln_cpu::conv2d_pixrows_nhwc_f32(s, x.data(), wp.data(), bias.data(), y.data(), e,
+                                      scratch.data(), benchPool());
+    benchmark::ClobberMemory();
+  }
+  setFlopCounters(state, timer, 2.0 * double(M) * double(C * k * k) * double(out * out));
+}
+
 /// conv2d_direct_f32 (no im2col; what the compiler emits for kernels wider than 1x1) on the
 /// same problems as BM_Conv, with the compiler's 1 MiB band budget.
 void BM_ConvDirect(benchmark::State& state, int64_t C, int64_t HW, int64_t M, int64_t k,
@@ -346,6 +368,14 @@ void registerAll() {
                                    BM_ConvDirect, c.C, c.HW, c.M, c.k, c.stride)
           ->UseRealTime()
           ->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark("conv2d_pixrows_nhwc_f32/mobilenetv2_1x3x224x224_3x3s2_32",
+                               BM_ConvPixrowsNhwc, 3, 224, 32, 3, 2)
+      ->UseRealTime()
+      ->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark("conv2d_direct_f32/mobilenetv2_1x3x224x224_3x3s2_32",
+                               BM_ConvDirect, 3, 224, 32, 3, 2)
+      ->UseRealTime()
+      ->Unit(benchmark::kMillisecond);
   for (const ConvShape& c : convs)
     if (c.k == 3 && c.stride == 1)
       benchmark::RegisterBenchmark((std::string("conv2d_winograd_f32/") + c.name).c_str(),

@@ -33,9 +33,26 @@ constexpr bool conv2d_pixrows_pointwise(const Conv2dShape& s) {
 
 constexpr bool conv2d_pixrows_applies(const Conv2dShape& s) { return s.group == 1; }
 
-/// Scratch floats: one image's im2col matrix [K, P]; none for a pointwise conv.
+/// Scratch floats of conv2d_pixrows_f32: one image's im2col matrix [K, P]; none for a
+/// pointwise conv.
 constexpr int64_t conv2d_pixrows_scratch_floats(const Conv2dShape& s) {
   return conv2d_pixrows_pointwise(s) ? 0 : (s.C * s.KH * s.KW * s.OH * s.OW + 15) / 16 * 16;
+}
+
+/// Pixels per block of conv2d_pixrows_nhwc_f32: whole strips whose im2col (K x block) fits
+/// 64 KiB, at least one strip, at most the image.
+constexpr int64_t conv2d_pixrows_block(const Conv2dShape& s) {
+  const int64_t K = s.C * s.KH * s.KW, P = s.OH * s.OW;
+  int64_t strips = (int64_t(1) << 14) / (K * kMR);
+  if (strips < 1) strips = 1;
+  const int64_t b = strips * kMR;
+  return b < P ? b : P;
+}
+
+/// Scratch floats of conv2d_pixrows_nhwc_f32 for `threads` threads: a block's im2col each;
+/// none for a pointwise conv.
+constexpr int64_t conv2d_pixrows_nhwc_scratch_floats(const Conv2dShape& s, int threads) {
+  return conv2d_pixrows_pointwise(s) ? 0 : s.C * s.KH * s.KW * conv2d_pixrows_block(s) * threads;
 }
 
 /// Floats of the packed weights: W^T [K, M] in kNR-column panels.
@@ -57,11 +74,11 @@ inline void conv2d_pixrows_pack_weights(const Conv2dShape& s, const float* w, fl
 
 namespace pixrows_detail {
 
-/// Rows [k0, k1) of one image's im2col matrix (x: [C, H, W]) into dst [K, P], zero where the
-/// window leaves the input.
+/// Rows [k0, k1) x pixels [p0, p0 + pc) of one image's im2col matrix (x: [C, H, W]) into
+/// dst (element (k, p) at dst[k * ld + p - p0]), zero where the window leaves the input.
 inline void im2col_rows(const Conv2dShape& s, const float* x, int64_t k0, int64_t k1,
-                        float* dst) {
-  const int64_t P = s.OH * s.OW, taps = s.KH * s.KW;
+                        int64_t p0, int64_t pc, float* dst, int64_t ld) {
+  const int64_t taps = s.KH * s.KW;
   for (int64_t k = k0; k < k1; ++k) {
     const int64_t c = k / taps, i = (k / s.KW) % s.KH, j = k % s.KW;
     const int64_t first = j * s.DW - s.PW;  // the input column of output column 0
@@ -70,23 +87,33 @@ inline void im2col_rows(const Conv2dShape& s, const float* x, int64_t k0, int64_
     int64_t hi = s.W - 1 - first < 0 ? 0 : (s.W - 1 - first) / s.SW + 1;
     if (hi > s.OW) hi = s.OW;
     if (lo > hi) lo = hi;
-    float* d = dst + k * P;
-    for (int64_t oh = 0; oh < s.OH; ++oh, d += s.OW) {
+    float* d = dst + k * ld;
+    // Runs of output rows: [ow0, ow1) of row oh.
+    for (int64_t p = p0; p < p0 + pc;) {
+      const int64_t oh = p / s.OW, ow0 = p % s.OW;
+      const int64_t ow1 = s.OW < ow0 + (p0 + pc - p) ? s.OW : ow0 + (p0 + pc - p);
+      float* dr = d + (p - p0) - ow0;  // dr[ow]: output column ow of this row
       const int64_t ih = oh * s.SH - s.PH + i * s.DH;
       if (ih < 0 || ih >= s.H) {
-        zero_floats(d, s.OW);
-        continue;
+        zero_floats(dr + ow0, ow1 - ow0);
+      } else {
+        const float* xr = x + (c * s.H + ih) * s.W;
+        const int64_t a = lo > ow0 ? lo : ow0, b = hi < ow1 ? hi : ow1;
+        if (a >= b) {
+          zero_floats(dr + ow0, ow1 - ow0);
+        } else {
+          zero_floats(dr + ow0, a - ow0);
+          const int64_t at = first + a * s.SW;  // >= 0
+          if (s.SW == 1)
+            copy_floats(dr + a, xr + at, b - a);
+          else if (s.SW == 2)
+            copy_floats_stride2(dr + a, xr + at, b - a);
+          else
+            for (int64_t u = a; u < b; ++u) dr[u] = xr[at + (u - a) * s.SW];
+          zero_floats(dr + b, ow1 - b);
+        }
       }
-      const float* xr = x + (c * s.H + ih) * s.W;
-      zero_floats(d, lo);
-      const int64_t at = first + lo * s.SW;  // >= 0
-      if (s.SW == 1)
-        copy_floats(d + lo, xr + at, hi - lo);
-      else if (s.SW == 2)
-        copy_floats_stride2(d + lo, xr + at, hi - lo);
-      else
-        for (int64_t u = lo; u < hi; ++u) d[u] = xr[at + (u - lo) * s.SW];
-      zero_floats(d + hi, s.OW - hi);
+      p += ow1 - ow0;
     }
   }
 }
@@ -116,11 +143,13 @@ inline void transpose12x16(const __m512 (&x)[12], __m512 (&col)[16]) {
 }
 #endif
 
-/// One tile: R pixels [p0, p0 + R) x `cols` channels [m0, m0 + cols) of an image's output.
-/// a: A at the tile's first pixel (element (r, k) at a[k * P + r]); bp: the channel panel.
-template <int R, int NV, class Act>
-inline void tile(int64_t K, const float* a, int64_t P, const float* bp, int cols,
-                 const float* bias, const Epilogue<Act>& e, float* y, int64_t m0, int64_t p0) {
+/// One tile: R pixels [p0, p0 + R) x `cols` channels [m0, m0 + cols) of an image's output
+/// (M channels; kNhwc: y and e.residual are [P, M], else [M, P]). a: A at the tile's first
+/// pixel (element (r, k) at a[k * lda + r]); bp: the channel panel.
+template <bool kNhwc, int R, int NV, class Act>
+inline void tile(int64_t K, const float* a, int64_t lda, int64_t P, const float* bp, int cols,
+                 const float* bias, const Epilogue<Act>& e, float* y, int64_t M, int64_t m0,
+                 int64_t p0) {
   constexpr int L = V::kLanes;
   V::R acc0[R], acc1[R];
   KILN_CPU_UNROLL
@@ -128,13 +157,22 @@ inline void tile(int64_t K, const float* a, int64_t P, const float* bp, int cols
   // The panel's rows and A's rows (P floats apart) come from L2; prefetched kAhead steps on.
   constexpr int64_t kAhead = 8;
   int64_t k = 0;
-  for (; k + kAhead < K; ++k, a += P, bp += kNR) {
+  for (; k + kAhead < K; ++k, a += lda, bp += kNR) {
     __builtin_prefetch(bp + kAhead * kNR, 0, 3);
     __builtin_prefetch(bp + kAhead * kNR + 16, 0, 3);
-    __builtin_prefetch(a + kAhead * P, 0, 3);
+    __builtin_prefetch(a + kAhead * lda, 0, 3);
     gemm_detail::rank1<R, NV>(a, bp, acc0, acc1);
   }
-  for (; k < K; ++k, a += P, bp += kNR) gemm_detail::rank1<R, NV>(a, bp, acc0, acc1);
+  for (; k < K; ++k, a += lda, bp += kNR) gemm_detail::rank1<R, NV>(a, bp, acc0, acc1);
+  if constexpr (kNhwc) {
+    // Channels-last: the tile's rows are the pixels' rows of y, as a GEMM's would be.
+    const Epilogue<Act> en = make_epilogue(e.act, nullptr, bias, e.residual, M);
+    KILN_CPU_UNROLL
+    for (int r = 0; r < R; ++r)
+      gemm_detail::finish_row(acc0[r], acc1[r], y + (p0 + r) * M + m0, cols, true, en, p0 + r,
+                              m0);
+    return;
+  }
   // Transposed write: each column of the tile (R pixels of one channel) becomes one vector,
   // goes through the epilogue and is stored to its contiguous place in Y.
   auto put = [&](int j, V::R v) {
@@ -171,17 +209,71 @@ inline void tile(int64_t K, const float* a, int64_t P, const float* bp, int cols
   for (int j = 0; j < cols; ++j) put(j, V::load_strided(t + j, kNR, R));
 }
 
-template <int R, class Act>
-inline void tile_rows(int rows, int64_t K, const float* a, int64_t P, const float* bp, int cols,
-                      const float* bias, const Epilogue<Act>& e, float* y, int64_t m0,
-                      int64_t p0) {
+template <bool kNhwc, int R, class Act>
+inline void tile_rows(int rows, int64_t K, const float* a, int64_t lda, int64_t P,
+                      const float* bp, int cols, const float* bias, const Epilogue<Act>& e,
+                      float* y, int64_t M, int64_t m0, int64_t p0) {
   if constexpr (R > 1) {
-    if (rows < R) return tile_rows<R - 1>(rows, K, a, P, bp, cols, bias, e, y, m0, p0);
+    if (rows < R)
+      return tile_rows<kNhwc, R - 1>(rows, K, a, lda, P, bp, cols, bias, e, y, M, m0, p0);
   }
   if (cols <= V::kLanes)
-    tile<R, 1>(K, a, P, bp, cols, bias, e, y, m0, p0);
+    tile<kNhwc, R, 1>(K, a, lda, P, bp, cols, bias, e, y, M, m0, p0);
   else
-    tile<R, 2>(K, a, P, bp, cols, bias, e, y, m0, p0);
+    tile<kNhwc, R, 2>(K, a, lda, P, bp, cols, bias, e, y, M, m0, p0);
+}
+
+/// The driver of conv2d_pixrows_f32 and conv2d_pixrows_nhwc_f32. Channels-first output
+/// (small images): one im2col matrix per image, units (channel panel, pixel strip), so even 49
+/// pixels give every thread work. Channels-last (a network's stem: 12544 pixels, K = 27): units
+/// are blocks of conv2d_pixrows_block(s) pixels, each thread building its block's im2col in its
+/// scratch, where the tiles then find it in L2 (one im2col of the whole image is 27 streams
+/// through L3 for every strip).
+template <bool kNhwc, class Act>
+inline void conv2d_pixrows(const Conv2dShape& s, const float* x, const float* w_panels,
+                           const float* bias, float* y, const Epilogue<Act>& e, float* scratch,
+                           ThreadPool* pool) {
+  const int64_t K = s.C * s.KH * s.KW, P = s.OH * s.OW, M = s.M;
+  const int64_t strips = (P + kMR - 1) / kMR, panels = (M + kNR - 1) / kNR;
+  const bool pointwise = conv2d_pixrows_pointwise(s);
+  for (int64_t n = 0; n < s.N; ++n) {
+    const float* xn = x + n * s.C * s.H * s.W;
+    Epilogue<Act> en = e;
+    en.residual = e.residual ? e.residual + n * M * P : nullptr;
+    float* yn = y + n * M * P;
+    if (kNhwc && !pointwise) {
+      const int64_t PB = conv2d_pixrows_block(s), blocks = (P + PB - 1) / PB;
+      parallel_for(pool, blocks, [&](int64_t u, int tid) {
+        const int64_t b0 = u * PB, pc = P - b0 < PB ? P - b0 : PB;
+        float* a = scratch + tid * K * PB;
+        im2col_rows(s, xn, 0, K, b0, pc, a, PB);
+        for (int64_t r = 0; r < pc; r += kMR)
+          for (int64_t q = 0; q < panels; ++q) {
+            const int rows = int(pc - r < kMR ? pc - r : kMR);
+            const int cols = int(M - q * kNR < kNR ? M - q * kNR : kNR);
+            tile_rows<kNhwc, kMR>(rows, K, a + r, PB, P, w_panels + q * K * kNR, cols, bias, en,
+                                  yn, M, q * kNR, b0 + r);
+          }
+      });
+      continue;
+    }
+    const float* a = xn;
+    if (!pointwise) {
+      constexpr int64_t kRowsPerUnit = 32;
+      parallel_for(pool, (K + kRowsPerUnit - 1) / kRowsPerUnit, [&](int64_t u, int) {
+        const int64_t k1 = (u + 1) * kRowsPerUnit < K ? (u + 1) * kRowsPerUnit : K;
+        im2col_rows(s, xn, u * kRowsPerUnit, k1, 0, P, scratch, P);
+      });
+      a = scratch;
+    }
+    parallel_for(pool, panels * strips, [&](int64_t u, int) {
+      const int64_t q = u / strips, p0 = (u % strips) * kMR, m0 = q * kNR;
+      const int rows = int(P - p0 < kMR ? P - p0 : kMR);
+      const int cols = int(M - m0 < kNR ? M - m0 : kNR);
+      tile_rows<kNhwc, kMR>(rows, K, a + p0, P, P, w_panels + q * K * kNR, cols, bias, en, yn,
+                            M, m0, p0);
+    });
+  }
 }
 
 }  // namespace pixrows_detail
@@ -193,31 +285,18 @@ template <class Act>
 inline void conv2d_pixrows_f32(const Conv2dShape& s, const float* x, const float* w_panels,
                                const float* bias, float* y, const Epilogue<Act>& e,
                                float* scratch, ThreadPool* pool) {
-  const int64_t K = s.C * s.KH * s.KW, P = s.OH * s.OW, M = s.M;
-  const int64_t strips = (P + kMR - 1) / kMR, panels = (M + kNR - 1) / kNR;
-  const bool pointwise = conv2d_pixrows_pointwise(s);
-  for (int64_t n = 0; n < s.N; ++n) {
-    const float* xn = x + n * s.C * s.H * s.W;
-    const float* a = xn;
-    if (!pointwise) {
-      constexpr int64_t kRowsPerUnit = 32;
-      parallel_for(pool, (K + kRowsPerUnit - 1) / kRowsPerUnit, [&](int64_t u, int) {
-        const int64_t k1 = (u + 1) * kRowsPerUnit < K ? (u + 1) * kRowsPerUnit : K;
-        pixrows_detail::im2col_rows(s, xn, u * kRowsPerUnit, k1, scratch);
-      });
-      a = scratch;
-    }
-    Epilogue<Act> en = e;
-    en.residual = e.residual ? e.residual + n * M * P : nullptr;
-    float* yn = y + n * M * P;
-    parallel_for(pool, panels * strips, [&](int64_t u, int) {
-      const int64_t q = u / strips, p0 = (u % strips) * kMR, m0 = q * kNR;
-      const int rows = int(P - p0 < kMR ? P - p0 : kMR);
-      const int cols = int(M - m0 < kNR ? M - m0 : kNR);
-      pixrows_detail::tile_rows<kMR>(rows, K, a + p0, P, w_panels + q * K * kNR, cols, bias, en,
-                                     yn, m0, p0);
-    });
-  }
+  pixrows_detail::conv2d_pixrows<false>(s, x, w_panels, bias, y, e, scratch, pool);
+}
+
+/// The same conv with y (and e.residual) channels-last, [N, OH, OW, M]: x stays [N, C, H, W].
+/// scratch: conv2d_pixrows_nhwc_scratch_floats(s, threads) for the pool's threads (or 1).
+/// The tiles' rows are y's rows, so nothing is transposed; the sums are conv2d_pixrows_f32's
+/// (bit-identical values). For a conv whose output enters an NHWC region (MobileNetV2's stem).
+template <class Act>
+inline void conv2d_pixrows_nhwc_f32(const Conv2dShape& s, const float* x, const float* w_panels,
+                                    const float* bias, float* y, const Epilogue<Act>& e,
+                                    float* scratch, ThreadPool* pool) {
+  pixrows_detail::conv2d_pixrows<true>(s, x, w_panels, bias, y, e, scratch, pool);
 }
 
 }  // namespace kiln_cpu

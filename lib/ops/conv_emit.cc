@@ -372,6 +372,40 @@ Expected<bool> emitCpuNhwcConv(const Node& n, EmitContext& ctx) {
   for (const auto* dims : {&x, &wd, &y})
     for (int64_t d : *dims)
       if (d <= 0) return false;
+  if (n.attrInt("nchw_input", 0) != 0) {
+    // x [N, C, H, W] in, y [N, OH, OW, M] out: pixels as the GEMM's rows, written in place.
+    if (n.attrInt("group", 1) != 1) return false;
+    SlidingWindow w = slidingWindowOf(n, x, {y[0], y[3], y[1], y[2]}, {wd[2], wd[3]});
+    if (!w.valid()) return false;
+    const int64_t K = wd[1] * wd[2] * wd[3], M = y[3];
+    const std::vector<int64_t> s = {x[0],         x[1],         x[2],           x[3],
+                                    M,            wd[2],        wd[3],          y[1],
+                                    y[2],         w.strides[0], w.strides[1],   w.dilations[0],
+                                    w.dilations[1], w.pads[0],  w.pads[1],      1};
+    std::vector<float> packed = packBPanels(wt->data<float>(), K, M, 1, K, tilesFor(ctx.target()));
+    std::string wp =
+        ctx.derivedWeight(Tensor::fromVector(DType::F32, {int64_t(packed.size())}, packed));
+    const bool pointwise = s[5] == 1 && s[6] == 1 && s[9] == 1 && s[10] == 1 && s[13] == 0 &&
+                           s[14] == 0 && s[7] == s[2] && s[8] == s[3];
+    // kiln_cpu::conv2d_pixrows_nhwc_scratch_floats: per thread, the im2col of a block of whole
+    // strips whose K x block floats fit 2^14 (conv2d_pixrows_block).
+    const int64_t mr = tilesFor(ctx.target()).mr, P = s[7] * s[8];
+    const int64_t block = std::min(P, std::max<int64_t>((int64_t(1) << 14) / (K * mr), 1) * mr);
+    const int64_t floats = pointwise ? 0 : K * block * ctx.threads();
+    const std::string shape = fmt::format("kiln_cpu::Conv2dShape{{{}}}", fmt::join(s, ", "));
+    std::string residual = n.numInputs() > 3 && n.input(3) ? ctx.input(3) : nullFloat();
+    useCpuHeaders(ctx, "kiln_cpu/conv_pixrows.h");
+    ctx.call("kiln_cpu::conv2d_pixrows_nhwc_f32__" + tileName(ctx.target()),
+             tileCheck(ctx.target()) +
+                 fmt::format("static_assert(kiln_cpu::conv2d_pixrows_nhwc_scratch_floats({0}, {11}) "
+                             "== {6}, \"kiln and kiln_cpu disagree on the pixel-rows conv\"); "
+                             "kiln_cpu::conv2d_pixrows_nhwc_f32({0}, {1}, {2}, {3}, {4}, "
+                             "kiln_cpu::make_epilogue({5}, {7}, {7}, {8}, 0), {9}, {10});",
+                             shape, ctx.input(0), wp, n.input(2) ? ctx.input(2) : nullFloat(),
+                             ctx.output(0), activationOf(n, true), floats, nullFloat(), residual,
+                             floatScratch(ctx, floats), ctx.threadPool(), ctx.threads()));
+    return true;
+  }
   // [N, H, W, C] and [N, OH, OW, M] seen channels-first for the window's geometry.
   SlidingWindow w = slidingWindowOf(n, {x[0], x[3], x[1], x[2]}, {y[0], y[3], y[1], y[2]},
                                     {wd[2], wd[3]});

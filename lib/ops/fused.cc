@@ -78,17 +78,22 @@ Shape permuted(const Shape& s, const int (&perm)[4]) {
 
 // NhwcConv(X [N, H, W, C], W [M, C/group, KH, KW], B?, R? [N, OH, OW, M]): FusedConv on
 // channels-last data, the form the layout pass gives the convs of an NHWC region. The
-// weights keep ONNX's layout in the IR; the emitter packs them for the kernel.
+// weights keep ONNX's layout in the IR; the emitter packs them for the kernel. With
+// nchw_input = 1, X is channels-first [N, C, H, W] (a conv whose output enters a region: it
+// writes channels-last itself instead of through a Transpose).
 struct NhwcConvOp {
   static constexpr std::string_view kName = "NhwcConv";
   static constexpr std::string_view kDomain = kKilnDomain;
-  static OpSchema schema() { return FusedConvOp::schema(); }
+  static OpSchema schema() {
+    return {2, 4, 1, 1, epilogueAttrs(windowAttrs({{"nchw_input", AttrKind::Int}}))};
+  }
   static Types inferTypes(const InferContext& ctx) {
     const TensorType& x = ctx.in(0);
     if (!x.shape.rankKnown() || x.shape.rank() != 4)
       return ctx.error("the input {} must be a rank-4 [N, H, W, C] tensor", toString(x));
-    static constexpr int kToNchw[4] = {0, 3, 1, 2}, kToNhwc[4] = {0, 2, 3, 1};
-    std::vector<TensorType> ins = {TensorType{x.dtype, permuted(x.shape, kToNchw)}};
+    static constexpr int kToNchw[4] = {0, 3, 1, 2}, kToNhwc[4] = {0, 2, 3, 1}, kSame[4] = {0, 1, 2, 3};
+    const bool nchw = ctx.node().attrInt("nchw_input", 0) != 0;
+    std::vector<TensorType> ins = {TensorType{x.dtype, permuted(x.shape, nchw ? kSame : kToNchw)}};
     std::vector<const Tensor*> vals = {nullptr};
     for (size_t i = 1; i < 3 && i < ctx.numInputs(); ++i) {
       ins.push_back(ctx.in(i));

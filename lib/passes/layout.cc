@@ -163,7 +163,7 @@ class LayoutPass final : public Pass {
     for (const Node* r : roots) {
       Region& region = regions[r];
       if (!evaluate(g, region, kind)) continue;
-      KILN_RETURN_IF_ERROR(convert(region, kind, rw));
+      KILN_RETURN_IF_ERROR(convert(g, region, kind, rw));
     }
     KILN_RETURN_IF_ERROR(g.sortTopologically());
     return rw.stats();
@@ -252,10 +252,47 @@ class LayoutPass final : public Pass {
     return depthwise && best < 0;
   }
 
-  static Status convert(Region& region, const std::unordered_map<const Node*, Kind>& kind,
-                        Rewriter& rw) {
+  /// The conv producing `v` when it can write channels-last itself instead of through an
+  /// entering Transpose (kiln.NhwcConv with nchw_input = 1: kiln_cpu::conv2d_pixrows_nhwc_f32):
+  /// an f32 Conv / kiln.FusedConv with constant weights, group 1, no residual and no auto_pad,
+  /// whose output only the region reads, with an im2col matrix of at most 2^20 floats
+  /// (MobileNetV2's stem: 27 x 12544). Else null.
+  static Node* nhwcWriter(const Graph& g, const Value* v, const std::unordered_set<const Node*>& in) {
+    Node* p = v->producer();
+    if (!p || !((p->opType() == "Conv" && p->domain().empty()) ||
+                (p->opType() == "FusedConv" && p->domain() == kKilnDomain)))
+      return nullptr;
+    if (p->numInputs() < 2 || p->numInputs() > 3 || !constantOf(p->input(1)) ||
+        p->attrInt("group", 1) != 1 || p->attrString("auto_pad", "NOTSET") != "NOTSET" ||
+        v->type().dtype != DType::F32 || !isStatic(p->input(1)) || !isStatic(v))
+      return nullptr;
+    if (std::find(g.outputs().begin(), g.outputs().end(), v) != g.outputs().end()) return nullptr;
+    for (const Use& u : v->uses())
+      if (!in.count(u.node)) return nullptr;
+    const auto w = dimsOf(p->input(1)), y = dimsOf(v);
+    if (w.size() != 4 || y.size() != 4 || w[1] * w[2] * w[3] * y[2] * y[3] > (int64_t(1) << 20))
+      return nullptr;
+    return p;
+  }
+
+  static Status convert(const Graph& g, Region& region,
+                        const std::unordered_map<const Node*, Kind>& kind, Rewriter& rw) {
     std::unordered_map<const Value*, Value*> nhwc;
+    const std::unordered_set<const Node*> in(region.nodes.begin(), region.nodes.end());
+    std::vector<Node*> writers;
     for (Value* v : region.entering) {
+      if (Node* p = nhwcWriter(g, v, in)) {
+        std::vector<Value*> ins;
+        for (size_t i = 0; i < p->numInputs(); ++i) ins.push_back(p->input(i));
+        KILN_ASSIGN_OR_RETURN(Node * c, rw.create("NhwcConv", kKilnDomain, ins,
+                                                  {permutedType(v, kToNhwc)}, p->name(), {p}));
+        for (const auto& [key, a] : p->attributes()) c->setAttr(key, a);
+        c->setAttr("nchw_input", Attribute(int64_t(1)));
+        c->output(0)->annotations().layout = "NHWC";
+        nhwc[v] = c->output(0);
+        writers.push_back(p);
+        continue;
+      }
       KILN_ASSIGN_OR_RETURN(Node * t, rw.create("Transpose", "", {v}, {permutedType(v, kToNhwc)},
                                                 v->name() + "_nhwc", {}));
       t->setAttr("perm", Attribute(std::vector<int64_t>(std::begin(kToNhwc), std::end(kToNhwc))));
@@ -310,6 +347,7 @@ class LayoutPass final : public Pass {
       for (const std::string& key : bodies) (*it)->removeAttr(key);
       rw.erase(*it);
     }
+    for (Node* p : writers) rw.erase(p);
     rw.notePattern("layout-nhwc-region");
     return Status();
   }

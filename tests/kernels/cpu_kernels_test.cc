@@ -376,11 +376,13 @@ void checkConv(const ConvCase& c, Act act, bool with_bias, bool with_residual, D
       EXPECT_TRUE(untouched(scratch, 0, 0, 0, used)) << "conv2d_direct_f32 scratch";
       return y;
     };
-    const int64_t all = int64_t(1) << 20, two = kiln_cpu::conv_direct_detail::planes_for_band(s, 2).floats;
+    const int64_t all = int64_t(1) << 20,
+                  two = kiln_cpu::conv_direct_detail::planes_for_band(s, 2).floats;
     const Vec direct = runDirect(nullptr, all);
     EXPECT_TRUE(near(want, direct, c.N * c.M, P, P, tolp)) << "conv2d_direct_f32";
     for (int t = 1; t <= 3; ++t) {
-      EXPECT_TRUE(identical(direct, runDirect(threadPool(t), all))) << "direct, " << t << " threads";
+      EXPECT_TRUE(identical(direct, runDirect(threadPool(t), all)))
+          << "direct, " << t << " threads";
       EXPECT_TRUE(identical(direct, runDirect(threadPool(t), two))) << "2-row bands, " << t;
     }
     for (Plan plan : {Plan{Plan::kRows}, Plan{Plan::kColumns}})
@@ -408,6 +410,20 @@ void checkConv(const ConvCase& c, Act act, bool with_bias, bool with_residual, D
     EXPECT_TRUE(near(want, pix, c.N * c.M, P, P, tolp)) << "conv2d_pixrows_f32";
     for (int t = 1; t <= 3; ++t)
       EXPECT_TRUE(identical(pix, runPix(threadPool(t)))) << "pixrows, " << t << " threads";
+    // Channels-last output and residual: the same values. at(i): element i's place in [N, P, M].
+    auto at = [&](int64_t i) { return size_t((i / (c.M * P) * P + i % P) * c.M + i / P % c.M); };
+    Vec rn(res.size()), yn(size_t(y_floats + kGuard), kSentinel),
+        back(static_cast<size_t>(y_floats));
+    Vec sn(size_t(kiln_cpu::conv2d_pixrows_nhwc_scratch_floats(s, 2) + kGuard), kSentinel);
+    for (int64_t i = 0; i < y_floats; ++i) rn[at(i)] = res[size_t(i)];
+    kiln_cpu::conv2d_pixrows_nhwc_f32(
+        s, x.data(), wq.data(), bp, yn.data(),
+        kiln_cpu::make_epilogue(act, nullptr, nullptr, rp ? rn.data() : nullptr, 0), sn.data(),
+        threadPool(2));
+    EXPECT_TRUE(untouched(yn, 0, 0, 0, y_floats)) << "conv2d_pixrows_nhwc_f32 output";
+    EXPECT_TRUE(untouched(sn, 0, 0, 0, sn.size() - kGuard)) << "conv2d_pixrows_nhwc_f32 scratch";
+    for (int64_t i = 0; i < y_floats; ++i) back[size_t(i)] = yn[at(i)];
+    EXPECT_TRUE(identical(Vec(pix.begin(), pix.begin() + y_floats), back)) << "nhwc";
   }
 
   if (c.group == c.C && c.M == c.C) {
