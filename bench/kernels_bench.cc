@@ -181,7 +181,9 @@ void BM_Conv(benchmark::State& state, int64_t C, int64_t HW, int64_t M, int64_t 
   setFlopCounters(state, timer, 2.0 * double(M) * double(C * k * k) * double(out * out));
 }
 
-/// conv2d_pixrows_f32 (the output's pixels as the GEMM's rows) on BM_Conv's problems.
+/// conv2d_pixrows_f32 (the output's pixels as the GEMM's rows) on BM_Conv's problems, or with
+/// kNhwc its channels-last form conv2d_pixrows_nhwc_f32 (as for MobileNetV2's stem).
+template <bool kNhwc>
 void BM_ConvPixrows(benchmark::State& state, int64_t C, int64_t HW, int64_t M, int64_t k,
                     int64_t stride) {
   const int64_t pad = k / 2, out = (HW + 2 * pad - k) / stride + 1;
@@ -190,35 +192,19 @@ void BM_ConvPixrows(benchmark::State& state, int64_t C, int64_t HW, int64_t M, i
   const std::vector<float> bias = randomFloats(M, 5);
   std::vector<float> wp(size_t(kiln_cpu::conv2d_pixrows_packed_weight_floats(s)));
   std::vector<float> y(size_t(M * out * out)),
-      scratch(size_t(kiln_cpu::conv2d_pixrows_scratch_floats(s)) + 1);
+      scratch(size_t(kNhwc ? kiln_cpu::conv2d_pixrows_nhwc_scratch_floats(s, benchThreads())
+                           : kiln_cpu::conv2d_pixrows_scratch_floats(s)) +
+              1);
   kiln_cpu::conv2d_pixrows_pack_weights(s, w.data(), wp.data());
   const auto e = kiln_cpu::make_epilogue(kiln_ref::Relu{}, nullptr, nullptr, nullptr, 0);
   const WallTimer timer;
   for (auto _ : state) {
-    kiln_cpu::conv2d_pixrows_f32(s, x.data(), wp.data(), bias.data(), y.data(), e,
-                                 scratch.data(), benchPool());
-    benchmark::ClobberMemory();
-  }
-  setFlopCounters(state, timer, 2.0 * double(M) * double(C * k * k) * double(out * out));
-}
-
-/// conv2d_pixrows_nhwc_f32 (channels-last output, as for MobileNetV2's stem) on BM_Conv's
-/// problems.
-void BM_ConvPixrowsNhwc(benchmark::State& state, int64_t C, int64_t HW, int64_t M, int64_t k,
-                        int64_t stride) {
-  const int64_t pad = k / 2, out = (HW + 2 * pad - k) / stride + 1;
-  const kiln_cpu::Conv2dShape s{1, C, HW, HW, M, k, k, out, out, stride, stride, 1, 1, pad, pad, 1};
-  const std::vector<float> x = randomFloats(C * HW * HW, 3), w = randomFloats(M * C * k * k, 4);
-  const std::vector<float> bias = randomFloats(M, 5);
-  std::vector<float> wp(size_t(kiln_cpu::conv2d_pixrows_packed_weight_floats(s)));
-  std::vector<float> y(size_t(M * out * out)),
-      scratch(size_t(kiln_cpu::conv2d_pixrows_nhwc_scratch_floats(s, benchThreads())) + 1);
-  kiln_cpu::conv2d_pixrows_pack_weights(s, w.data(), wp.data());
-  const auto e = kiln_cpu::make_epilogue(kiln_ref::Relu{}, nullptr, nullptr, nullptr, 0);
-  const WallTimer timer;
-  for (auto _ : state) {
-    kiln_cpu::conv2d_pixrows_nhwc_f32(s, x.data(), wp.data(), bias.data(), y.data(), e,
-                                      scratch.data(), benchPool());
+    if constexpr (kNhwc)
+      kiln_cpu::conv2d_pixrows_nhwc_f32(s, x.data(), wp.data(), bias.data(), y.data(), e,
+                                        scratch.data(), benchPool());
+    else
+      kiln_cpu::conv2d_pixrows_f32(s, x.data(), wp.data(), bias.data(), y.data(), e,
+                                   scratch.data(), benchPool());
     benchmark::ClobberMemory();
   }
   setFlopCounters(state, timer, 2.0 * double(M) * double(C * k * k) * double(out * out));
@@ -359,7 +345,7 @@ void registerAll() {
   for (const ConvShape& c : convs)
     if ((c.HW / c.stride) * (c.HW / c.stride) <= 1024)
       benchmark::RegisterBenchmark((std::string("conv2d_pixrows_f32/") + c.name).c_str(),
-                                   BM_ConvPixrows, c.C, c.HW, c.M, c.k, c.stride)
+                                   BM_ConvPixrows<false>, c.C, c.HW, c.M, c.k, c.stride)
           ->UseRealTime()
           ->Unit(benchmark::kMillisecond);
   for (const ConvShape& c : convs)
@@ -369,7 +355,7 @@ void registerAll() {
           ->UseRealTime()
           ->Unit(benchmark::kMillisecond);
   benchmark::RegisterBenchmark("conv2d_pixrows_nhwc_f32/mobilenetv2_1x3x224x224_3x3s2_32",
-                               BM_ConvPixrowsNhwc, 3, 224, 32, 3, 2)
+                               BM_ConvPixrows<true>, 3, 224, 32, 3, 2)
       ->UseRealTime()
       ->Unit(benchmark::kMillisecond);
   benchmark::RegisterBenchmark("conv2d_direct_f32/mobilenetv2_1x3x224x224_3x3s2_32",
