@@ -1,4 +1,4 @@
-// Benchmarks of the optimized f32 CPU kernels (kernels/cpu): GEMM and convolution GFLOP/s on
+// Benchmarks of the optimized f32 CPU kernels (kernels/cpu): GEMM, GEMV and convolution speed on
 // square and model-shaped problems, each also as a percentage of this core's FMA peak, which
 // the same binary measures with a 12-accumulator FMA loop.
 //
@@ -9,7 +9,8 @@
 //   build/bench/kiln_kernels_bench --benchmark_filter=gemm_packed_b/1024
 //   KILN_BENCH_THREADS=2 build/bench/kiln_kernels_bench   # on a thread pool of 2
 // Counters: GFLOPS (2*M*N*K per iteration over wall time) and pct_peak (GFLOPS as a percentage
-// of peak_gflops, the measured FMA peak times the thread count).
+// of peak_gflops, the measured FMA peak times the thread count); for the few-row products bound
+// by reading the weights (gemv_packed_b, gemm_packed_b/1x...), GB_s of weights read.
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
@@ -25,6 +26,7 @@
 #include "kiln_cpu/conv_nhwc.h"
 #include "kiln_cpu/conv_pixrows.h"
 #include "kiln_cpu/gemm.h"
+#include "kiln_cpu/gemv.h"
 #include "kiln_cpu/parallel.h"
 #include "kiln_cpu/simd.h"
 #include "kiln_cpu/winograd.h"
@@ -143,6 +145,36 @@ void BM_GemmPackedB(benchmark::State& state, int64_t M, int64_t N, int64_t K) {
     benchmark::ClobberMemory();
   }
   setFlopCounters(state, timer, 2.0 * double(M) * double(N) * double(K));
+}
+
+/// C[M, N] = A * B for a few rows with B packed ahead (a classifier's fully connected layer at
+/// batch 1), by gemv_f32_packed_b or (gemv false) the GEMM driver, gemm_f32_packed_b. Bound by
+/// streaming B: counter GB_s, packed weights read per second. cold: each run reads another of
+/// enough copies of B to fill 64 MiB (more than this machine's L3), so B comes from memory as in a
+/// model run where the other layers' weights evicted it; hot: one copy, cache-resident.
+void BM_FewRows(benchmark::State& state, bool gemv, int64_t M, int64_t N, int64_t K, bool cold) {
+  const std::vector<float> a = randomFloats(M * K, 1), b = randomFloats(K * N, 2);
+  const int64_t floats = kiln_cpu::packed_b_floats(K, N);
+  const int64_t copies = cold ? ((int64_t(64) << 20) / (floats * 4) + 1) : 1;
+  std::vector<float> panels(size_t(floats * copies)), c(size_t(M * N));
+  std::vector<float> scratch(size_t(kiln_cpu::gemm_f32_packed_b_scratch_floats(M, K)));
+  for (int64_t i = 0; i < copies; ++i)
+    kiln_cpu::pack_b_panels(b.data(), K, N, &panels[size_t(i * floats)]);
+  const auto e = kiln_cpu::make_epilogue(kiln_ref::NoActivation{}, nullptr, nullptr, nullptr, 0);
+  int64_t i = 0;
+  const WallTimer timer;
+  for (auto _ : state) {
+    const float* bp = &panels[size_t(i * floats)];
+    i = i + 1 < copies ? i + 1 : 0;
+    if (gemv)
+      kiln_cpu::gemv_f32_packed_b(M, N, K, a.data(), K, bp, c.data(), N, e, benchPool());
+    else
+      kiln_cpu::gemm_f32_packed_b(M, N, K, a.data(), K, bp, c.data(), N, e, scratch.data(),
+                                  benchPool());
+    benchmark::ClobberMemory();
+  }
+  state.counters["GB_s"] =
+      double(floats) * 4.0 * double(state.iterations()) / timer.seconds() * 1e-9;
 }
 
 /// C = A * B with both operands packed at run time (B an activation).
@@ -313,6 +345,20 @@ void registerAll() {
                                  BM_GemmPackedB, g.M, g.N, g.K)
         ->UseRealTime()
         ->Unit(benchmark::kMillisecond);
+  // Classifiers at batch 1 (and a batch of 4): GEMV against the GEMM driver, cold and hot B.
+  const Shape fewRows[] = {{"mobilenetv2_fc", 1, 1000, 1280},
+                           {"resnet50_fc", 1, 1000, 2048},
+                           {"mobilenetv2_fc", 4, 1000, 1280}};
+  for (const Shape& g : fewRows)
+    for (bool cold : {true, false})
+      for (bool gemv : {true, false})
+        benchmark::RegisterBenchmark(
+            (std::string(gemv ? "gemv" : "gemm") + "_packed_b/" + dims(g.M, g.N, g.K) + "/" +
+             g.model + (cold ? "/cold" : "/hot"))
+                .c_str(),
+            BM_FewRows, gemv, g.M, g.N, g.K, cold)
+            ->UseRealTime()
+            ->Unit(benchmark::kMicrosecond);
   for (int64_t n : {256, 512, 1024})
     benchmark::RegisterBenchmark(("gemm_f32/" + dims(n, n, n) + "/square").c_str(), BM_GemmF32, n,
                                  n, n)

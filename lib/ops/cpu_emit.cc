@@ -143,6 +143,10 @@ std::string epilogueKey(const Node& n, bool fused, bool bias, bool residual) {
                      residual ? " residual" : "");
 }
 
+/// Rows up to which a product with a constant B is a GEMV (kiln_cpu::kGemvMaxRows of
+/// kernels/cpu/gemv.h): a classifier's fully connected layer at batch 1.
+constexpr int64_t kGemvMaxRows = 4;
+
 /// C[rows, N] = A[rows, K] (the node's input 0, row-major) * B, with B (element (k, n) at
 /// b[k * sk + n * sn], a compile-time constant) packed into the target's panels here. rowA: A
 /// is read in place (kiln_cpu::gemm_f32_rowa_packed_b), else packed at run time.
@@ -151,17 +155,35 @@ void emitPackedB(EmitContext& ctx, int64_t rows, int64_t N, int64_t K, const flo
   const Target& target = ctx.target();
   const Tiles tiles = tilesFor(target);
   // The tunable: the driver's plan; with A read in place, packing it instead is a candidate.
-  std::vector<std::string> algos = {rowA ? "rowa" : "packa"};
+  // With few rows the GEMV kernel comes first: it streams B at about memory bandwidth where
+  // the driver, built for 12-row tiles, reaches about half (kiln_kernels_bench, 1 thread, B from
+  // memory, 1x1000x1280: 30-39 vs 17-19 GB/s; 4 rows 26-29 vs 16-19). It sums as the driver
+  // does (bit-identical) and splits work over columns only, so it has no plans.
+  std::vector<std::string> algos;
+  std::vector<std::vector<std::string>> plans;
+  if (rows <= kGemvMaxRows) {
+    algos.push_back("gemv");
+    plans.push_back({""});
+  }
+  algos.push_back(rowA ? "rowa" : "packa");
   if (rowA) algos.push_back("packa");
-  const std::string choice =
-      ctx.tuned(fmt::format("gemm_packed_b {}x{}x{} {}", rows, N, K, epiKey),
-                withPlans(algos, std::vector<std::vector<std::string>>(
-                                     algos.size(), gemmPlanChoices(ctx.threads()))));
+  plans.resize(algos.size(), gemmPlanChoices(ctx.threads()));
+  const std::string choice = ctx.tuned(fmt::format("gemm_packed_b {}x{}x{} {}", rows, N, K, epiKey),
+                                       withPlans(algos, plans));
   rowA = startsWith(choice, "rowa");
   const std::string plan = gemmPlanLiteral(choice);
   std::vector<float> panels = packBPanels(b, K, N, sk, sn, tiles);
   std::string bp =
       ctx.derivedWeight(Tensor::fromVector(DType::F32, {int64_t(panels.size())}, panels));
+  if (choice == "gemv") {
+    ctx.useHeader("kiln_cpu/gemv.h");
+    ctx.call(
+        "kiln_cpu::gemv_f32_packed_b__" + tileName(target),
+        tileCheck(target) +
+            fmt::format("kiln_cpu::gemv_f32_packed_b({}, {}, {}, {}, {}, {}, {}, {}, {}, {});",
+                        rows, N, K, ctx.input(0), K, bp, ctx.output(0), N, epi, ctx.threadPool()));
+    return;
+  }
   if (rowA) {
     ctx.call("kiln_cpu::gemm_f32_rowa_packed_b__" + tileName(target),
              tileCheck(target) +

@@ -1,6 +1,7 @@
 // Checks shared by the kernels/cpu tests: deterministic data, comparisons against the
 // reference kernels (exact, within a dot product's rounding bound, or bit for bit), guards
-// against writes outside a kernel's output, and the thread pools the tests run on.
+// against writes outside a kernel's output, the thread pools the tests run on, and the GEMM-like
+// kernels' (gemm.h, gemv.h) cases, oracle and sweeps.
 //
 // Two kinds of data: "exact" values (multiples of 1/8 in [-2, 2]) make every product and sum
 // exact in f32, so an optimized kernel must match kiln_ref bit for bit whatever its summation
@@ -10,15 +11,20 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <limits>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "kiln_cpu/parallel.h"
 #include "kiln_cpu/simd.h"
+#include "kiln_ref/activation.h"
+#include "kiln_ref/epilogue.h"
+#include "kiln_ref/gemm.h"
 
 namespace kiln_cpu_test {
 
@@ -132,6 +138,101 @@ inline Vec dotTolerance(const Vec& abs_sum, const Vec& want, int64_t terms) {
     tol[i] = 2.0f * float(terms + 3) * kEps * abs_sum[i] + 4.0f * kEps * std::fabs(want[i]) +
              std::numeric_limits<float>::min();
   return tol;
+}
+
+/// A GEMM test case: C[M, N] = A[M, K] * B[K, N] with the epilogue's parts that are set.
+struct GemmCase {
+  int64_t M, N, K;
+  bool row_bias = false, col_bias = false, residual = false;
+  int64_t pad = 0;  // extra columns in lda, ldb, ldc and ld_residual
+};
+
+inline std::string describe(const GemmCase& g) {
+  return "M=" + std::to_string(g.M) + " N=" + std::to_string(g.N) + " K=" + std::to_string(g.K) +
+         (g.row_bias ? " row_bias" : "") + (g.col_bias ? " col_bias" : "") +
+         (g.residual ? " residual" : "") + (g.pad ? " padded" : "");
+}
+
+/// The edge values of a list without repeats (kNR - 1 is 31 on AVX-512, and so on).
+inline std::vector<int64_t> distinct(std::vector<int64_t> v) {
+  std::vector<int64_t> r;
+  for (int64_t x : v)
+    if (std::find(r.begin(), r.end(), x) == r.end()) r.push_back(x);
+  return r;
+}
+
+/// The checks of a GEMM sweep on one (M, N, K), check(GemmCase, activation, data, seed) being a
+/// kernel's check: a plain product on exact data, and a column bias + residual + Relu epilogue
+/// on random data with padded leading dimensions.
+template <class Check>
+void sweepChecks(Check check, int64_t M, int64_t N, int64_t K) {
+  check(GemmCase{M, N, K}, kiln_ref::NoActivation{}, Data::kExact, uint64_t(M * 1000 + N));
+  check(GemmCase{M, N, K, false, true, true, 3}, kiln_ref::Relu{}, Data::kRandom,
+        uint64_t(K * 7919 + N));
+}
+
+/// Names "M<m>_K<k>" of the tests of a suite over (M, K).
+inline std::string nameMK(const ::testing::TestParamInfo<std::tuple<int64_t, int64_t>>& info) {
+  return "M" + std::to_string(std::get<0>(info.param)) + "_K" +
+         std::to_string(std::get<1>(info.param));
+}
+
+/// The epilogue checks of a GEMM-like kernel (check as for sweepChecks): each combination of
+/// row bias, column bias and residual (none, each alone, all) with `act`, on every shape of
+/// Ms x Ns x Ks with leading dimensions padded by one, on exact and on random data.
+template <class Check, class Act>
+void epilogueChecks(Check check, Act act, const std::vector<int64_t>& Ms,
+                    const std::vector<int64_t>& Ns, const std::vector<int64_t>& Ks) {
+  const bool combos[][3] = {{false, false, false},
+                            {true, false, false},
+                            {false, true, false},
+                            {false, false, true},
+                            {true, true, true}};
+  uint64_t seed = 1;
+  for (const auto& bias : combos)
+    for (int64_t M : Ms)
+      for (int64_t N : Ns)
+        for (int64_t K : Ks) {
+          const GemmCase g{M, N, K, bias[0], bias[1], bias[2], 1};
+          check(g, act, Data::kExact, ++seed);
+          check(g, act, Data::kRandom, ++seed);
+        }
+}
+
+/// The rows x cols matrix stored with leading dimension ld in v, densely (ld = cols).
+inline Vec dense(const Vec& v, int64_t rows, int64_t cols, int64_t ld) {
+  Vec d(size_t(rows * cols));
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c) d[size_t(r * cols + c)] = v[size_t(r * ld + c)];
+  return d;
+}
+
+/// The oracle of a GEMM with the CPU kernels' epilogue on dense operands (a M x K, b K x N,
+/// residual M x N; null biases and residual skipped): kiln_ref::gemm with the row bias as its C
+/// operand, the column bias and residual through kiln_ref::Epilogue (the CPU epilogue's order).
+/// With tol, also the rounding bound of each output for random data (dotTolerance).
+template <class Act>
+Vec referenceGemm(int64_t M, int64_t N, int64_t K, const Vec& a, const Vec& b, const Vec* row_bias,
+                  const Vec* col_bias, const Vec* residual, Act act, Vec* tol = nullptr) {
+  auto run = [&](const Vec& a_, const Vec& b_, const Vec* rb, const Vec* cb, const Vec* res,
+                 auto act_) {
+    Vec y(size_t(M * N));
+    kiln_ref::gemm<float>(M, N, K, false, false, 1.0f, a_.data(), b_.data(), 1.0f,
+                          rb ? rb->data() : nullptr, 1, 0, y.data(),
+                          kiln_ref::make_epilogue<float>(act_, cb ? cb->data() : nullptr,
+                                                         res ? res->data() : nullptr));
+    return y;
+  };
+  Vec want = run(a, b, row_bias, col_bias, residual, act);
+  if (tol) {
+    auto abs = [](const Vec* v) { return v ? absolute(*v) : Vec(); };
+    const Vec arb = abs(row_bias), acb = abs(col_bias), ares = abs(residual);
+    const Vec abs_sum =
+        run(absolute(a), absolute(b), row_bias ? &arb : nullptr, col_bias ? &acb : nullptr,
+            residual ? &ares : nullptr, kiln_ref::NoActivation{});
+    *tol = dotTolerance(abs_sum, want, K);
+  }
+  return want;
 }
 
 }  // namespace kiln_cpu_test

@@ -43,18 +43,6 @@ using kiln_cpu::kNR;
 // ---------------------------------------------------------------------------------------------
 // GEMM
 
-struct GemmCase {
-  int64_t M, N, K;
-  bool row_bias = false, col_bias = false, residual = false;
-  int64_t pad = 0;  // extra columns in lda, ldb, ldc and ld_residual
-};
-
-std::string describe(const GemmCase& g) {
-  return "M=" + std::to_string(g.M) + " N=" + std::to_string(g.N) + " K=" + std::to_string(g.K) +
-         (g.row_bias ? " row_bias" : "") + (g.col_bias ? " col_bias" : "") +
-         (g.residual ? " residual" : "") + (g.pad ? " padded" : "");
-}
-
 /// Checks gemm_f32 and gemm_f32_packed_b on one case: against kiln_ref::gemm (row bias as its
 /// C operand, column bias and residual through kiln_ref::Epilogue: the same order as the CPU
 /// epilogue), against each other, across thread counts, and for writes outside C.
@@ -66,33 +54,14 @@ void checkGemm(const GemmCase& g, Act act, Data data, uint64_t seed) {
   Rng rng{seed};
   const Vec a = filled(M * lda, data, rng), b = filled(K * ldb, data, rng);
   const Vec rb = filled(M, data, rng), cb = filled(N, data, rng), res = filled(M * ldr, data, rng);
-  Vec ac(size_t(M * K)), bc(size_t(K * N)), resc(size_t(M * N));
-  for (int64_t m = 0; m < M; ++m)
-    for (int64_t k = 0; k < K; ++k) ac[size_t(m * K + k)] = a[size_t(m * lda + k)];
-  for (int64_t k = 0; k < K; ++k)
-    for (int64_t n = 0; n < N; ++n) bc[size_t(k * N + n)] = b[size_t(k * ldb + n)];
-  for (int64_t m = 0; m < M; ++m)
-    for (int64_t n = 0; n < N; ++n) resc[size_t(m * N + n)] = res[size_t(m * ldr + n)];
+  const Vec ac = dense(a, M, K, lda), bc = dense(b, K, N, ldb), resc = dense(res, M, N, ldr);
+  Vec tol;
+  const Vec want =
+      referenceGemm(M, N, K, ac, bc, g.row_bias ? &rb : nullptr, g.col_bias ? &cb : nullptr,
+                    g.residual ? &resc : nullptr, act, data == Data::kRandom ? &tol : nullptr);
 
   const float* rbp = g.row_bias ? rb.data() : nullptr;
   const float* cbp = g.col_bias ? cb.data() : nullptr;
-  Vec want(size_t(M * N));
-  kiln_ref::gemm<float>(
-      M, N, K, false, false, 1.0f, ac.data(), bc.data(), 1.0f, rbp, 1, 0, want.data(),
-      kiln_ref::make_epilogue<float>(act, cbp, g.residual ? resc.data() : nullptr));
-  Vec tol;
-  if (data == Data::kRandom) {
-    const Vec aa = absolute(ac), ab = absolute(bc), arb = absolute(rb), acb = absolute(cb),
-              ares = absolute(resc);
-    Vec abs_sum(size_t(M * N));
-    kiln_ref::gemm<float>(
-        M, N, K, false, false, 1.0f, aa.data(), ab.data(), 1.0f, g.row_bias ? arb.data() : nullptr,
-        1, 0, abs_sum.data(),
-        kiln_ref::make_epilogue<float>(kiln_ref::NoActivation{}, g.col_bias ? acb.data() : nullptr,
-                                       g.residual ? ares.data() : nullptr));
-    tol = dotTolerance(abs_sum, want, K);
-  }
-
   const auto e = kiln_cpu::make_epilogue(act, rbp, cbp, g.residual ? res.data() : nullptr, ldr);
   const int64_t c_floats = M * ldc;
   auto runF32 = [&](kiln_cpu::ThreadPool* p) {
@@ -147,14 +116,6 @@ void checkGemm(const GemmCase& g, Act act, Data data, uint64_t seed) {
     }
 }
 
-/// The edge values without repeats (kMR + 1 is 13 on AVX-512).
-std::vector<int64_t> distinct(std::vector<int64_t> v) {
-  std::vector<int64_t> r;
-  for (int64_t x : v)
-    if (std::find(r.begin(), r.end(), x) == r.end()) r.push_back(x);
-  return r;
-}
-
 const std::vector<int64_t> kGemmM = distinct({1, kMR - 1, kMR, kMR + 1, 13, 97});
 const int64_t kGemmN[] = {1, kNR - 1, kNR, kNR + 1, 31, 257};
 const int64_t kGemmK[] = {0, 1, 7, 255, 256, 257};
@@ -179,40 +140,20 @@ class GemmSweep : public ::testing::TestWithParam<std::tuple<int64_t, int64_t>> 
 TEST_P(GemmSweep, MatchesReference) {
   KILN_REQUIRE_ISA();
   const auto [M, K] = GetParam();
-  for (int64_t N : kGemmN) {
-    checkGemm(GemmCase{M, N, K}, kiln_ref::NoActivation{}, Data::kExact, uint64_t(M * 1000 + N));
-    GemmCase g{M, N, K, false, true, true, 3};
-    checkGemm(g, kiln_ref::Relu{}, Data::kRandom, uint64_t(K * 7919 + N));
-  }
+  for (int64_t N : kGemmN) sweepChecks([](auto... args) { checkGemm(args...); }, M, N, K);
 }
 
 INSTANTIATE_TEST_SUITE_P(CpuKernels, GemmSweep,
                          ::testing::Combine(::testing::ValuesIn(kGemmM),
                                             ::testing::ValuesIn(kGemmK)),
-                         [](const auto& info) {
-                           return "M" + std::to_string(std::get<0>(info.param)) + "_K" +
-                                  std::to_string(std::get<1>(info.param));
-                         });
+                         nameMK);
 
 /// Each epilogue's bias/residual combinations on shapes that leave partial tiles in both
 /// directions, cross kNC and kKC, or have no K at all.
 template <class Act>
 void checkEpilogues(Act act) {
-  const int64_t Ms[] = {1, kMR + 1, 13}, Ns[] = {kNR - 1, kNR + 1, 257}, Ks[] = {0, 7, 257};
-  const bool combos[][3] = {{false, false, false},
-                            {true, false, false},
-                            {false, true, false},
-                            {false, false, true},
-                            {true, true, true}};
-  uint64_t seed = 1;
-  for (const auto& bias : combos)
-    for (int64_t M : Ms)
-      for (int64_t N : Ns)
-        for (int64_t K : Ks) {
-          const GemmCase g{M, N, K, bias[0], bias[1], bias[2], 1};
-          checkGemm(g, act, Data::kExact, ++seed);
-          checkGemm(g, act, Data::kRandom, ++seed);
-        }
+  epilogueChecks([](auto... args) { checkGemm(args...); }, act, {1, kMR + 1, 13},
+                 {kNR - 1, kNR + 1, 257}, {0, 7, 257});
 }
 
 TEST(CpuKernels, GemmEpilogueNone) {
