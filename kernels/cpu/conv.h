@@ -27,6 +27,12 @@ struct Conv2dShape {
   int64_t group;
 };
 
+/// A 1x1 stride-1 unpadded conv, whose im2col matrix is X itself.
+constexpr bool conv2d_pointwise(const Conv2dShape& s) {
+  return s.KH == 1 && s.KW == 1 && s.SH == 1 && s.SW == 1 && s.PH == 0 && s.PW == 0 &&
+         s.OH == s.H && s.OW == s.W;
+}
+
 namespace conv_detail {
 
 /// Packs rows [k0, k0 + kc) x columns [p0, p0 + pc) of the im2col matrix of one image's
@@ -35,8 +41,7 @@ namespace conv_detail {
 inline void pack_im2col(const Conv2dShape& s, const float* x, int64_t k0, int64_t kc, int64_t p0,
                         int64_t pc, float* dst) {
   const int64_t HW = s.H * s.W;
-  const bool pointwise = s.KH == 1 && s.KW == 1 && s.SH == 1 && s.SW == 1 && s.PH == 0 &&
-                         s.PW == 0 && s.OH == s.H && s.OW == s.W;
+  const bool pointwise = conv2d_pointwise(s);
   const int64_t panels = (pc + kNR - 1) / kNR;
   // Each panel's first output pixel, as (row, column): no division in the loops below.
   int64_t oh0[kNC / kNR], ow0[kNC / kNR];
@@ -137,8 +142,7 @@ inline void conv2d_f32(const Conv2dShape& s, const float* x, const float* w_pack
       // A 1x1 stride-1 unpadded conv's im2col matrix is X itself (rows of P pixels): its full
       // kNR-column panels are read in place, not packed; only a last partial panel is packed
       // (a full-width read of it would run past X). The same sums in the same order.
-      const bool pointwise = s.KH == 1 && s.KW == 1 && s.SH == 1 && s.SW == 1 && s.PH == 0 &&
-                             s.PW == 0 && s.OH == s.H && s.OW == s.W;
+      const bool pointwise = conv2d_pointwise(s);
       const int64_t in_place = pointwise ? P / kNR * kNR : 0;
       if (in_place > 0)
         gemm_packed_a(

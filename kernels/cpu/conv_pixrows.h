@@ -25,18 +25,12 @@ namespace kiln_cpu {
 
 static_assert(kMR <= V::kLanes, "a tile's column (kMR pixels) must fit one vector");
 
-/// A 1x1 stride-1 unpadded conv, whose im2col matrix is X.
-constexpr bool conv2d_pixrows_pointwise(const Conv2dShape& s) {
-  return s.KH == 1 && s.KW == 1 && s.SH == 1 && s.SW == 1 && s.PH == 0 && s.PW == 0 &&
-         s.OH == s.H && s.OW == s.W;
-}
-
 constexpr bool conv2d_pixrows_applies(const Conv2dShape& s) { return s.group == 1; }
 
 /// Scratch floats of conv2d_pixrows_f32: one image's im2col matrix [K, P]; none for a
 /// pointwise conv.
 constexpr int64_t conv2d_pixrows_scratch_floats(const Conv2dShape& s) {
-  return conv2d_pixrows_pointwise(s) ? 0 : (s.C * s.KH * s.KW * s.OH * s.OW + 15) / 16 * 16;
+  return conv2d_pointwise(s) ? 0 : (s.C * s.KH * s.KW * s.OH * s.OW + 15) / 16 * 16;
 }
 
 /// Pixels per block of conv2d_pixrows_nhwc_f32: whole strips whose im2col (K x block) fits
@@ -52,7 +46,7 @@ constexpr int64_t conv2d_pixrows_block(const Conv2dShape& s) {
 /// Scratch floats of conv2d_pixrows_nhwc_f32 for `threads` threads: a block's im2col each;
 /// none for a pointwise conv.
 constexpr int64_t conv2d_pixrows_nhwc_scratch_floats(const Conv2dShape& s, int threads) {
-  return conv2d_pixrows_pointwise(s) ? 0 : s.C * s.KH * s.KW * conv2d_pixrows_block(s) * threads;
+  return conv2d_pointwise(s) ? 0 : s.C * s.KH * s.KW * conv2d_pixrows_block(s) * threads;
 }
 
 /// Floats of the packed weights: W^T [K, M] in kNR-column panels.
@@ -235,7 +229,7 @@ inline void conv2d_pixrows(const Conv2dShape& s, const float* x, const float* w_
                            ThreadPool* pool) {
   const int64_t K = s.C * s.KH * s.KW, P = s.OH * s.OW, M = s.M;
   const int64_t strips = (P + kMR - 1) / kMR, panels = (M + kNR - 1) / kNR;
-  const bool pointwise = conv2d_pixrows_pointwise(s);
+  const bool pointwise = conv2d_pointwise(s);
   for (int64_t n = 0; n < s.N; ++n) {
     const float* xn = x + n * s.C * s.H * s.W;
     Epilogue<Act> en = e;

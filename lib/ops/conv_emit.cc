@@ -77,6 +77,12 @@ bool winogradByDefault(const std::vector<int64_t>& s, const Target& t) {
          ((s[7] + 3) / 4) * ((s[8] + 3) / 4) >= 16;
 }
 
+/// kiln_cpu::conv2d_pointwise for s: 1x1, stride 1, no pads (its im2col matrix is X).
+bool pointwiseConv(const std::vector<int64_t>& s) {
+  return s[5] == 1 && s[6] == 1 && s[9] == 1 && s[10] == 1 && s[13] == 0 && s[14] == 0 &&
+         s[7] == s[2] && s[8] == s[3];
+}
+
 /// The share of vector lanes n outputs fill in panels of nr columns (a last partial panel of
 /// at most nr / 2 takes one vector): conv2d_f32 puts pixels there, conv2d_pixrows_f32 channels.
 double laneShare(int64_t n, int64_t nr) {
@@ -89,8 +95,7 @@ double laneShare(int64_t n, int64_t nr) {
 /// pick where its channels fill the lanes better than the pixels do (kernels/cpu's bench, 1
 /// thread: ResNet-50's 7x7 1x1 convs 86 -> 108 GFLOP/s, 14x14 ones 95-103 -> 110-113).
 bool pixrowsApplies(const std::vector<int64_t>& s) {
-  const bool pointwise = s[5] == 1 && s[6] == 1 && s[9] == 1 && s[10] == 1 && s[13] == 0 &&
-                         s[14] == 0 && s[7] == s[2] && s[8] == s[3];
+  const bool pointwise = pointwiseConv(s);
   const int64_t P = s[7] * s[8];
   return s[15] == 1 && P <= 1024 && (pointwise || s[1] * s[5] * s[6] * P <= (int64_t(1) << 20));
 }
@@ -229,8 +234,7 @@ Expected<bool> emitCpuConv(const Node& n, EmitContext& ctx, bool fused) {
     std::vector<float> packed = packBPanels(wsrc, K, wd[0], /*sk=*/1, /*sn=*/K, tiles);
     std::string wp =
         ctx.derivedWeight(Tensor::fromVector(DType::F32, {int64_t(packed.size())}, packed));
-    const bool pointwise = s[5] == 1 && s[6] == 1 && s[9] == 1 && s[10] == 1 && s[13] == 0 &&
-                           s[14] == 0 && s[7] == s[2] && s[8] == s[3];
+    const bool pointwise = pointwiseConv(s);
     const int64_t floats = pointwise ? 0 : (K * s[7] * s[8] + 15) / 16 * 16;
     useCpuHeaders(ctx, "kiln_cpu/conv_pixrows.h");
     ctx.call("kiln_cpu::conv2d_pixrows_f32__" + tileName(target),
@@ -385,8 +389,7 @@ Expected<bool> emitCpuNhwcConv(const Node& n, EmitContext& ctx) {
     std::vector<float> packed = packBPanels(wt->data<float>(), K, M, 1, K, tilesFor(ctx.target()));
     std::string wp =
         ctx.derivedWeight(Tensor::fromVector(DType::F32, {int64_t(packed.size())}, packed));
-    const bool pointwise = s[5] == 1 && s[6] == 1 && s[9] == 1 && s[10] == 1 && s[13] == 0 &&
-                           s[14] == 0 && s[7] == s[2] && s[8] == s[3];
+    const bool pointwise = pointwiseConv(s);
     // kiln_cpu::conv2d_pixrows_nhwc_scratch_floats: per thread, the im2col of a block of whole
     // strips whose K x block floats fit 2^14 (conv2d_pixrows_block).
     const int64_t mr = tilesFor(ctx.target()).mr, P = s[7] * s[8];
