@@ -193,8 +193,10 @@ void BM_GemmF32(benchmark::State& state, int64_t M, int64_t N, int64_t K) {
   setFlopCounters(state, timer, 2.0 * double(M) * double(N) * double(K));
 }
 
-/// conv2d_f32 (implicit GEMM) with bias and Relu, batch 1, square input, "same" padding.
-void BM_Conv(benchmark::State& state, int64_t C, int64_t HW, int64_t M, int64_t k, int64_t stride) {
+/// conv2d_f32 (implicit GEMM) with bias and Relu, batch 1, square input, "same" padding; with
+/// `residual`, also a residual input added before the Relu (a ResNet block's last conv).
+void BM_Conv(benchmark::State& state, int64_t C, int64_t HW, int64_t M, int64_t k, int64_t stride,
+             bool residual) {
   const int64_t pad = k / 2, out = (HW + 2 * pad - k) / stride + 1;
   const kiln_cpu::Conv2dShape s{1, C, HW, HW, M, k, k, out, out, stride, stride, 1, 1, pad, pad, 1};
   const std::vector<float> x = randomFloats(C * HW * HW, 3), w = randomFloats(M * C * k * k, 4);
@@ -203,7 +205,9 @@ void BM_Conv(benchmark::State& state, int64_t C, int64_t HW, int64_t M, int64_t 
   std::vector<float> scratch(
       size_t(kiln_cpu::conv2d_scratch_floats(s, benchPool() ? benchPool()->size() : 1)));
   kiln_cpu::conv2d_pack_weights(s, w.data(), wp.data());
-  const auto e = kiln_cpu::make_epilogue(kiln_ref::Relu{}, nullptr, nullptr, nullptr, 0);
+  const std::vector<float> res = randomFloats(residual ? M * out * out : 0, 9);
+  const auto e = kiln_cpu::make_epilogue(kiln_ref::Relu{}, nullptr, nullptr,
+                                         residual ? res.data() : nullptr, 0);
   const WallTimer timer;
   for (auto _ : state) {
     kiln_cpu::conv2d_f32(s, x.data(), wp.data(), bias.data(), y.data(), e, scratch.data(),
@@ -217,7 +221,7 @@ void BM_Conv(benchmark::State& state, int64_t C, int64_t HW, int64_t M, int64_t 
 /// kNhwc its channels-last form conv2d_pixrows_nhwc_f32 (as for MobileNetV2's stem).
 template <bool kNhwc>
 void BM_ConvPixrows(benchmark::State& state, int64_t C, int64_t HW, int64_t M, int64_t k,
-                    int64_t stride) {
+                    int64_t stride, bool residual) {
   const int64_t pad = k / 2, out = (HW + 2 * pad - k) / stride + 1;
   const kiln_cpu::Conv2dShape s{1, C, HW, HW, M, k, k, out, out, stride, stride, 1, 1, pad, pad, 1};
   const std::vector<float> x = randomFloats(C * HW * HW, 3), w = randomFloats(M * C * k * k, 4);
@@ -228,7 +232,9 @@ void BM_ConvPixrows(benchmark::State& state, int64_t C, int64_t HW, int64_t M, i
                            : kiln_cpu::conv2d_pixrows_scratch_floats(s)) +
               1);
   kiln_cpu::conv2d_pixrows_pack_weights(s, w.data(), wp.data());
-  const auto e = kiln_cpu::make_epilogue(kiln_ref::Relu{}, nullptr, nullptr, nullptr, 0);
+  const std::vector<float> res = randomFloats(residual ? M * out * out : 0, 9);
+  const auto e = kiln_cpu::make_epilogue(kiln_ref::Relu{}, nullptr, nullptr,
+                                         residual ? res.data() : nullptr, 0);
   const WallTimer timer;
   for (auto _ : state) {
     if constexpr (kNhwc)
@@ -367,33 +373,40 @@ void registerAll() {
   struct ConvShape {
     const char* name;
     int64_t C, HW, M, k, stride;
+    bool residual = false;  // also registered with a residual input (a block's last conv)
   };
   const ConvShape convs[] = {
       {"resnet50_1x64x56x56_3x3_64", 64, 56, 64, 3, 1},
       {"resnet50_1x256x56x56_1x1_64", 256, 56, 64, 1, 1},
-      {"resnet50_1x64x56x56_1x1_256", 64, 56, 256, 1, 1},
+      {"resnet50_1x64x56x56_1x1_256", 64, 56, 256, 1, 1, true},
       {"resnet50_1x128x28x28_3x3_128", 128, 28, 128, 3, 1},
       {"resnet50_1x256x14x14_3x3_256", 256, 14, 256, 3, 1},
       {"resnet50_1x512x7x7_3x3_512", 512, 7, 512, 3, 1},
       {"resnet50_1x3x224x224_7x7s2_64", 3, 224, 64, 7, 2},
       {"resnet50_1x1024x14x14_1x1_256", 1024, 14, 256, 1, 1},
-      {"resnet50_1x256x14x14_1x1_1024", 256, 14, 1024, 1, 1},
+      {"resnet50_1x128x28x28_1x1_512", 128, 28, 512, 1, 1, true},
+      {"resnet50_1x256x14x14_1x1_1024", 256, 14, 1024, 1, 1, true},
       {"resnet50_1x2048x7x7_1x1_512", 2048, 7, 512, 1, 1},
-      {"resnet50_1x512x7x7_1x1_2048", 512, 7, 2048, 1, 1},
+      {"resnet50_1x512x7x7_1x1_2048", 512, 7, 2048, 1, 1, true},
       {"resnet50_1x1024x14x14_1x1s2_2048", 1024, 14, 2048, 1, 2},
       {"resnet50_1x256x14x14_3x3s2_256", 256, 14, 256, 3, 2},
   };
-  for (const ConvShape& c : convs)
-    benchmark::RegisterBenchmark((std::string("conv2d_f32/") + c.name).c_str(), BM_Conv, c.C, c.HW,
-                                 c.M, c.k, c.stride)
-        ->UseRealTime()
-        ->Unit(benchmark::kMillisecond);
-  for (const ConvShape& c : convs)
-    if ((c.HW / c.stride) * (c.HW / c.stride) <= 1024)
-      benchmark::RegisterBenchmark((std::string("conv2d_pixrows_f32/") + c.name).c_str(),
-                                   BM_ConvPixrows<false>, c.C, c.HW, c.M, c.k, c.stride)
+  for (const bool res : {false, true}) {
+    const std::string suffix = res ? "_residual" : "";
+    for (const ConvShape& c : convs) {
+      if (res && !c.residual) continue;
+      benchmark::RegisterBenchmark(("conv2d_f32/" + std::string(c.name) + suffix).c_str(), BM_Conv,
+                                   c.C, c.HW, c.M, c.k, c.stride, res)
           ->UseRealTime()
           ->Unit(benchmark::kMillisecond);
+      if ((c.HW / c.stride) * (c.HW / c.stride) <= 1024)
+        benchmark::RegisterBenchmark(
+            ("conv2d_pixrows_f32/" + std::string(c.name) + suffix).c_str(), BM_ConvPixrows<false>,
+            c.C, c.HW, c.M, c.k, c.stride, res)
+            ->UseRealTime()
+            ->Unit(benchmark::kMillisecond);
+    }
+  }
   for (const ConvShape& c : convs)
     if (c.k > 1)
       benchmark::RegisterBenchmark((std::string("conv2d_direct_f32/") + c.name).c_str(),
@@ -401,7 +414,7 @@ void registerAll() {
           ->UseRealTime()
           ->Unit(benchmark::kMillisecond);
   benchmark::RegisterBenchmark("conv2d_pixrows_nhwc_f32/mobilenetv2_1x3x224x224_3x3s2_32",
-                               BM_ConvPixrows<true>, 3, 224, 32, 3, 2)
+                               BM_ConvPixrows<true>, 3, 224, 32, 3, 2, false)
       ->UseRealTime()
       ->Unit(benchmark::kMillisecond);
   benchmark::RegisterBenchmark("conv2d_direct_f32/mobilenetv2_1x3x224x224_3x3s2_32",

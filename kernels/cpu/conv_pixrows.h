@@ -68,6 +68,67 @@ inline void conv2d_pixrows_pack_weights(const Conv2dShape& s, const float* w, fl
 
 namespace pixrows_detail {
 
+/// Floats of the zero-padded channel plane of im2col_plane_rows (with the vector loads'
+/// slack), or 0 when that path does not apply: output rows of at most kLanes columns at stride
+/// 1 or 2 (ResNet-50's 7x7 and 14x14 stages) and a plane of at most kPlaneFloats.
+constexpr int64_t kPlaneFloats = 4096;
+constexpr int64_t plane_floats(const Conv2dShape& s) {
+  if (s.OW > V::kLanes || (s.SW != 1 && s.SW != 2)) return 0;
+  const int64_t hp = (s.OH - 1) * s.SH + (s.KH - 1) * s.DH + 1;
+  const int64_t wp = (s.OW - 1) * s.SW + (s.KW - 1) * s.DW + 1;
+  const int64_t n = hp * wp + 2 * V::kLanes;
+  return n <= kPlaneFloats ? n : 0;
+}
+
+/// im2col_rows of whole images for plane_floats(s) > 0: per channel, the input window (rows
+/// -PH.., columns -PW..) goes once into a zero-padded plane on the stack; then every output row
+/// of a tap is one vector load from it (two and their even lanes at stride 2) and one store,
+/// unmasked where it stays inside the row of dst (the next output row overwrites the rest).
+inline void im2col_plane_rows(const Conv2dShape& s, const float* x, int64_t k0, int64_t k1,
+                              float* dst, int64_t ld) {
+  constexpr int L = V::kLanes;
+  const int64_t hp = (s.OH - 1) * s.SH + (s.KH - 1) * s.DH + 1;
+  const int64_t wp = (s.OW - 1) * s.SW + (s.KW - 1) * s.DW + 1;
+  const int64_t taps = s.KH * s.KW, P = s.OH * s.OW;
+  alignas(64) float plane[kPlaneFloats];
+  // Input columns [c0, c1) of a plane row (plane column cp = iw + PW) lie inside the image.
+  const int64_t c0 = s.PW > 0 ? s.PW : 0;
+  const int64_t c1 = s.W + s.PW < wp ? s.W + s.PW : wp;
+  for (int64_t k = k0, c = -1; k < k1; ++k) {
+    if (k / taps != c) {
+      c = k / taps;
+      for (int64_t r = 0; r < hp; ++r) {
+        float* pr = plane + r * wp;
+        const int64_t ih = r - s.PH;
+        if (ih < 0 || ih >= s.H || c0 >= c1) {
+          zero_floats(pr, wp);
+          continue;
+        }
+        zero_floats(pr, c0);
+        copy_floats(pr + c0, x + (c * s.H + ih) * s.W + (c0 - s.PW), c1 - c0);
+        zero_floats(pr + c1, wp - c1);
+      }
+      zero_floats(plane + hp * wp, 2 * L);
+    }
+    const int64_t i = (k / s.KW) % s.KH, j = k % s.KW;
+    const float* src = plane + i * s.DH * wp + j * s.DW;
+    float* d = dst + k * ld;
+    for (int64_t oh = 0; oh < s.OH; ++oh, src += s.SH * wp, d += s.OW) {
+      V::R v;
+      if (s.SW == 1) {
+        v = V::load(src);
+      } else {
+        V::R odd;
+        V::deinterleave2(V::load(src), V::load(src + L), &v, &odd);
+      }
+      if ((oh + 1) * s.OW + L <= P + s.OW && oh + 1 < s.OH)
+        V::store(d, v);
+      else
+        V::store(d, v, int(s.OW));
+    }
+  }
+}
+
 /// Rows [k0, k1) x pixels [p0, p0 + pc) of one image's im2col matrix (x: [C, H, W]) into
 /// dst (element (k, p) at dst[k * ld + p - p0]), zero where the window leaves the input.
 inline void im2col_rows(const Conv2dShape& s, const float* x, int64_t k0, int64_t k1,
@@ -83,8 +144,7 @@ inline void im2col_rows(const Conv2dShape& s, const float* x, int64_t k0, int64_
     if (lo > hi) lo = hi;
     float* d = dst + k * ld;
     // Runs of output rows: [ow0, ow1) of row oh.
-    for (int64_t p = p0; p < p0 + pc;) {
-      const int64_t oh = p / s.OW, ow0 = p % s.OW;
+    for (int64_t p = p0, oh = p0 / s.OW, ow0 = p0 % s.OW; p < p0 + pc; ++oh, ow0 = 0) {
       const int64_t ow1 = s.OW < ow0 + (p0 + pc - p) ? s.OW : ow0 + (p0 + pc - p);
       float* dr = d + (p - p0) - ow0;  // dr[ow]: output column ow of this row
       const int64_t ih = oh * s.SH - s.PH + i * s.DH;
@@ -137,24 +197,46 @@ inline void transpose12x16(const __m512 (&x)[12], __m512 (&col)[16]) {
 }
 #endif
 
+/// What a tile prefetches besides its k loop's operands: `ahead_lines` 64-byte lines from
+/// `ahead` (part of the next channel panel), to L2 during the k loop, two per step.
+struct TileAux {
+  const float* ahead = nullptr;
+  int64_t ahead_lines = 0;
+};
+
 /// One tile: R pixels [p0, p0 + R) x `cols` channels [m0, m0 + cols) of an image's output
 /// (M channels; kNhwc: y and e.residual are [P, M], else [M, P]). a: A at the tile's first
 /// pixel (element (r, k) at a[k * lda + r]); bp: the channel panel.
 template <bool kNhwc, int R, int NV, class Act>
 inline void tile(int64_t K, const float* a, int64_t lda, int64_t P, const float* bp, int cols,
                  const float* bias, const Epilogue<Act>& e, float* y, int64_t M, int64_t m0,
-                 int64_t p0) {
+                 int64_t p0, const TileAux& aux) {
   constexpr int L = V::kLanes;
   V::R acc0[R], acc1[R];
   KILN_CPU_UNROLL
   for (int r = 0; r < R; ++r) acc0[r] = acc1[r] = V::zero();
+  const float* const ahead = aux.ahead;
+  const int64_t ahead_lines = aux.ahead_lines;
   // The panel's rows and A's rows (P floats apart) come from L2; prefetched kAhead steps on.
+  // The residual's lines for the epilogue (from L3 in a model run): one of its rows per k
+  // step, its first and last float (a row may straddle two lines).
   constexpr int64_t kAhead = 8;
+  const int64_t res_rows = e.residual ? (kNhwc ? R : cols) : 0;
+  const int64_t res_ld = kNhwc ? M : P, res_len = kNhwc ? cols : R;
+  const float* res = e.residual ? e.residual + (kNhwc ? p0 * M + m0 : m0 * P + p0) : nullptr;
   int64_t k = 0;
   for (; k + kAhead < K; ++k, a += lda, bp += kNR) {
     __builtin_prefetch(bp + kAhead * kNR, 0, 3);
     __builtin_prefetch(bp + kAhead * kNR + 16, 0, 3);
     __builtin_prefetch(a + kAhead * lda, 0, 3);
+    if (k < res_rows) {
+      __builtin_prefetch(res + k * res_ld, 0, 3);
+      __builtin_prefetch(res + k * res_ld + res_len - 1, 0, 3);
+    }
+    if (2 * k < ahead_lines) {
+      __builtin_prefetch(ahead + 32 * k, 0, 2);
+      __builtin_prefetch(ahead + 32 * k + 16, 0, 2);
+    }
     gemm_detail::rank1<R, NV>(a, bp, acc0, acc1);
   }
   for (; k < K; ++k, a += lda, bp += kNR) gemm_detail::rank1<R, NV>(a, bp, acc0, acc1);
@@ -206,15 +288,15 @@ inline void tile(int64_t K, const float* a, int64_t lda, int64_t P, const float*
 template <bool kNhwc, int R, class Act>
 inline void tile_rows(int rows, int64_t K, const float* a, int64_t lda, int64_t P,
                       const float* bp, int cols, const float* bias, const Epilogue<Act>& e,
-                      float* y, int64_t M, int64_t m0, int64_t p0) {
+                      float* y, int64_t M, int64_t m0, int64_t p0, const TileAux& aux = {}) {
   if constexpr (R > 1) {
     if (rows < R)
-      return tile_rows<kNhwc, R - 1>(rows, K, a, lda, P, bp, cols, bias, e, y, M, m0, p0);
+      return tile_rows<kNhwc, R - 1>(rows, K, a, lda, P, bp, cols, bias, e, y, M, m0, p0, aux);
   }
   if (cols <= V::kLanes)
-    tile<kNhwc, R, 1>(K, a, lda, P, bp, cols, bias, e, y, M, m0, p0);
+    tile<kNhwc, R, 1>(K, a, lda, P, bp, cols, bias, e, y, M, m0, p0, aux);
   else
-    tile<kNhwc, R, 2>(K, a, lda, P, bp, cols, bias, e, y, M, m0, p0);
+    tile<kNhwc, R, 2>(K, a, lda, P, bp, cols, bias, e, y, M, m0, p0, aux);
 }
 
 /// The driver of conv2d_pixrows_f32 and conv2d_pixrows_nhwc_f32. Channels-first output
@@ -256,16 +338,32 @@ inline void conv2d_pixrows(const Conv2dShape& s, const float* x, const float* w_
       constexpr int64_t kRowsPerUnit = 32;
       parallel_for(pool, (K + kRowsPerUnit - 1) / kRowsPerUnit, [&](int64_t u, int) {
         const int64_t k1 = (u + 1) * kRowsPerUnit < K ? (u + 1) * kRowsPerUnit : K;
-        im2col_rows(s, xn, u * kRowsPerUnit, k1, 0, P, scratch, P);
+        if (plane_floats(s) > 0)
+          im2col_plane_rows(s, xn, u * kRowsPerUnit, k1, scratch, P);
+        else
+          im2col_rows(s, xn, u * kRowsPerUnit, k1, 0, P, scratch, P);
       });
       a = scratch;
     }
+    // Each strip of a panel prefetches its share of the next panel's lines to L2: at batch 1
+    // a deep layer's weights come from memory (ResNet-50's 7x7 stage: 4-9 MB a layer, read
+    // once), and a panel's first strip would otherwise wait on them.
+    const int64_t panel_lines = K * kNR / 16, share = (panel_lines + strips - 1) / strips;
     parallel_for(pool, panels * strips, [&](int64_t u, int) {
-      const int64_t q = u / strips, p0 = (u % strips) * kMR, m0 = q * kNR;
-      const int rows = int(P - p0 < kMR ? P - p0 : kMR);
+      // Strips of balanced heights (49 pixels: 10, 10, 10, 10, 9, not 12, 12, 12, 12, 1): a
+      // tile of a few rows waits on its fma chains' latency.
+      const int64_t q = u / strips, t = u % strips, m0 = q * kNR;
+      const int64_t p0 = t * P / strips;
+      const int rows = int((t + 1) * P / strips - p0);
       const int cols = int(M - m0 < kNR ? M - m0 : kNR);
+      const int64_t first = t * share;
+      TileAux aux;
+      aux.ahead_lines = q + 1 < panels && first < panel_lines
+                            ? (panel_lines - first < share ? panel_lines - first : share)
+                            : 0;
+      if (aux.ahead_lines) aux.ahead = w_panels + (q + 1) * K * kNR + first * 16;
       tile_rows<kNhwc, kMR>(rows, K, a + p0, P, P, w_panels + q * K * kNR, cols, bias, en, yn,
-                            M, m0, p0);
+                            M, m0, p0, aux);
     });
   }
 }

@@ -184,6 +184,14 @@ inline void micro(int64_t kc, const float* ap, int64_t lda, const float* bp, int
   V::R acc0[R], acc1[R];
   KILN_CPU_UNROLL
   for (int r = 0; r < R; ++r) acc0[r] = acc1[r] = V::zero();
+  if (last && e.residual) {
+    KILN_CPU_UNROLL
+    for (int r = 0; r < R; ++r) {
+      const float* rr = e.residual + (m + r) * e.ld_residual + n;
+      __builtin_prefetch(rr, 0, 3);
+      if constexpr (NV == 2) __builtin_prefetch(rr + L, 0, 3);
+    }
+  }
   int64_t k = 0;
   for (const int64_t k1 = ahead.lines < kc ? ahead.lines : kc; k < k1; ++k) {
     __builtin_prefetch(ahead.p + k * 16, 0, 3);
