@@ -1,18 +1,22 @@
 // Times ONNX Runtime (onnxruntime-node) on one model with seeded inputs; prints one JSON line:
 // {"latency_ms":{"min":..,"median":..,"p90":..},"first_run_ms":..,"threads":..,"iters":..}
 // Usage: node bench/ort_bench.js MODEL [--threads N] [--iters N] [--warmup N] [--shape NAME=d0,d1,...]
+//            [--profile-prefix PREFIX]
+// --profile-prefix: ONNX Runtime's own profiler on (per-node kernel times, written to
+// PREFIX_<date>.json; bench/compare_layers.py reads it). Profiling adds overhead to the figures.
 // Dynamic dims need --shape; inputs are float32 (or int64) filled from a fixed-seed generator.
 'use strict';
 const path = require('path');
 const ort = require(path.join(__dirname, '..', 'node_modules', 'onnxruntime-node'));
 
 function parseArgs(argv) {
-  const a = { threads: 1, iters: 20, warmup: 3, shapes: {}, model: null };
+  const a = { threads: 1, iters: 20, warmup: 3, shapes: {}, model: null, profilePrefix: null };
   for (let i = 0; i < argv.length; ++i) {
     const v = argv[i];
     if (v === '--threads') a.threads = Number(argv[++i]);
     else if (v === '--iters') a.iters = Number(argv[++i]);
     else if (v === '--warmup') a.warmup = Number(argv[++i]);
+    else if (v === '--profile-prefix') a.profilePrefix = argv[++i];
     else if (v === '--shape') {
       const [name, dims] = argv[++i].split('=');
       a.shapes[name] = dims === '' ? [] : dims.split(',').map(Number);
@@ -37,9 +41,9 @@ function quantile(sorted, q) {
 
 async function main() {
   const a = parseArgs(process.argv.slice(2));
-  const session = await ort.InferenceSession.create(a.model, {
-    intraOpNumThreads: a.threads, interOpNumThreads: 1, graphOptimizationLevel: 'all',
-  });
+  const options = { intraOpNumThreads: a.threads, interOpNumThreads: 1, graphOptimizationLevel: 'all' };
+  if (a.profilePrefix) Object.assign(options, { enableProfiling: true, profileFilePrefix: a.profilePrefix });
+  const session = await ort.InferenceSession.create(a.model, options);
   const next = filler(1234);
   const feeds = {};
   for (const name of session.inputNames) {
@@ -63,6 +67,7 @@ async function main() {
     await session.run(feeds);
     times.push(Number(process.hrtime.bigint() - t) / 1e6);
   }
+  if (a.profilePrefix) session.endProfiling();
   times.sort((x, y) => x - y);
   console.log(JSON.stringify({
     latency_ms: { min: times[0], median: quantile(times, 0.5), p90: quantile(times, 0.9) },

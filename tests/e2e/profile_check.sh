@@ -34,6 +34,7 @@ for op, ev in zip(ops, events):
     assert ev["ph"] == "X" and ev["name"] == op["op"] and ev["cat"] == op["kernel"], ev
     assert ev["args"]["flops"] == op["flops"] and ev["args"]["bytes"] == op["bytes"] > 0, ev
     assert ev["dur"] >= 0 and ev["ts"] >= end - 1e-3, (ev, end)  # in order, not overlapping
+    assert ev["args"]["mean_us"] > 0, ev  # the step's mean over the timed runs
     end = ev["ts"] + ev["dur"]
 convs = [op for op in ops if op["op"] in ("Conv", "FusedConv")]
 assert convs and all(op["flops"] > 0 for op in convs), convs

@@ -41,7 +41,8 @@ Status reportProfile(const BenchArgs& a, const LoadedModel& model,
       nlohmann::ordered_json args = {{"nodes", steps[i].nodes},
                                      {"kernel", steps[i].kernel},
                                      {"flops", steps[i].flops},
-                                     {"bytes", steps[i].bytes}};
+                                     {"bytes", steps[i].bytes},
+                                     {"mean_us", meanNs[i] / 1000.0}};
       if (steps[i].flops > 0 && last[i].second > 0)
         args["gflops_per_s"] = double(steps[i].flops) / double(last[i].second);
       events.push_back({{"name", steps[i].op},
