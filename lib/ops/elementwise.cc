@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "dtype_dispatch.h"
+#include "emit_support.h"
 #include "kiln/ops/registry.h"
 #include "shape_math.h"
 
@@ -223,6 +224,21 @@ Status emitBinary(const Node& n, EmitContext& ctx) {
   // The output may take over a dead input's buffer. With more than two inputs only input 0's:
   // the first step overwrites the output before later inputs are read.
   std::string out = count == 2 ? ctx.outputInPlace(0, {0, 1}) : ctx.outputInPlace(0, {0});
+  if (count == 2 && !half && n.output(0)->dtype() == DType::F32 &&
+      n.input(0)->dtype() == DType::F32 && n.input(1)->dtype() == DType::F32) {
+    // f32 with a broadcast of at most 3 collapsed dims (a per-channel scale): a loop nest the
+    // compiler vectorizes, split over threads when large (broadcastLoopNest).
+    auto loop = collapseBroadcast(staticDimsOf(n.output(0)),
+                                  {staticDimsOf(n.input(0)), staticDimsOf(n.input(1))});
+    std::string stmt = broadcastLoopNest(
+        ctx, loop, fmt::format("const float* p0 = {}; const float* p1 = {}; ", ctx.input(0), ctx.input(1)),
+        out, fmt::format("[&](float a, float b) -> float {{ return {}(a, b); }}", fn),
+        "p0[@0], p1[@1]");
+    if (!stmt.empty()) {
+      ctx.call(std::string("kiln::Broadcast<") + kFn.text + ">", stmt);
+      return Status();
+    }
+  }
   for (size_t k = 1; k < count; ++k) {
     // The first step reads input 0; later steps accumulate into the output in place.
     std::vector<std::vector<int64_t>> operands = {

@@ -187,4 +187,46 @@ void callChecked(EmitContext& ctx, const std::string& kernel, const std::string&
   ctx.call(kernel, fmt::format("if ({} != 0) return KILN_ERR_DATA;", expr));
 }
 
+
+std::string broadcastLoopNest(EmitContext& ctx, const BroadcastLoop& loop,
+                              const std::string& decls, const std::string& y,
+                              const std::string& lambda, const std::string& args) {
+  if (loop.dims.size() > 3) return "";
+  // Loop dim k goes to nest level pos[k]: the first outermost (threads split it), the last
+  // innermost, missing levels of extent 1 between them.
+  static const std::vector<size_t> kPos[] = {{}, {2}, {0, 2}, {0, 1, 2}};
+  const std::vector<size_t>& pos = kPos[loop.dims.size()];
+  std::vector<int64_t> d(3, 1);
+  for (size_t k = 0; k < loop.dims.size(); ++k) d[pos[k]] = loop.dims[k];
+  std::string a = args;
+  for (size_t j = loop.strides.size(); j-- > 0;) {  // @10 before @1
+    std::string off;
+    for (size_t k = 0; k < loop.strides[j].size(); ++k)
+      if (loop.strides[j][k] != 0)
+        off += fmt::format("{}i{} * {}", off.empty() ? "" : " + ", pos[k], loop.strides[j][k]);
+    if (off.empty()) off = "0";
+    const std::string key = fmt::format("@{}", j);
+    for (size_t at = a.find(key); at != std::string::npos; at = a.find(key, at + off.size()))
+      a.replace(at, key.size(), off);
+  }
+  const int64_t count = d[0] * d[1] * d[2], inner = d[1] * d[2];
+  constexpr int64_t kChunk = 16384;  // elements per thread's unit of work
+  const std::string rows = fmt::format(
+      "auto rows = [&](int64_t r0, int64_t r1) {{ for (int64_t i0 = r0; i0 < r1; ++i0) for "
+      "(int64_t i1 = 0; i1 < {1}; ++i1) {{ const int64_t base = (i0 * {1} + i1) * {2}; for "
+      "(int64_t i2 = 0; i2 < {2}; ++i2) {{ const int64_t e = base + i2; y[e] = f({0}); }} }} }};",
+      a, d[1], d[2]);
+  std::string run = fmt::format("rows(0, {});", d[0]);
+  if (ctx.target().optimizedKernels() && count >= 2 * kChunk && d[0] > 1) {
+    ctx.useHeader("kiln_cpu/parallel.h");
+    const int64_t per = std::max<int64_t>(1, kChunk / std::max<int64_t>(1, inner));
+    const int64_t units = (d[0] + per - 1) / per;
+    run = fmt::format(
+        "kiln_cpu::parallel_for({}, {}, [&](int64_t u, int) {{ rows(u * {}, u * {} + {} < {} ? u "
+        "* {} + {} : {}); }});",
+        ctx.threadPool(), units, per, per, per, d[0], per, per, d[0]);
+  }
+  return fmt::format("{{ {}float* y = {}; auto f = {}; {} {} }}", decls, y, lambda, rows, run);
+}
+
 }  // namespace kiln

@@ -1,6 +1,8 @@
 // Helpers shared by the emit facets: static dims, kernel element types, compile-time inputs.
 #pragma once
 
+#include "shape_math.h"
+
 #include <optional>
 #include <string>
 #include <vector>
@@ -61,6 +63,17 @@ BatchedMatMul batchedMatMulOf(std::vector<int64_t> a, std::vector<int64_t> b);
 /// Emits a call of a kernel returning nonzero on bad run-time data: the generated run
 /// function returns KILN_ERR_DATA then. `expr` is the call expression without a semicolon.
 void callChecked(EmitContext& ctx, const std::string& kernel, const std::string& expr);
+
+/// An f32 element-wise loop over a broadcast collapsed to at most 3 dims, as a statement:
+/// `{ <decls> float* y = <y>; auto f = <lambda>; ... y[e] = f(<args>); }` with e the flat
+/// output index and, in `args`, `@j` standing for strided operand j's offset (loop.strides[j],
+/// written as literals, so the compiler vectorizes the innermost loop: an operand broadcast
+/// along it is one value). Large outputs are split over the context's threads by outer rows;
+/// every element is computed alone, so results do not depend on the split. Returns "" when the
+/// loop has more than 3 dims.
+std::string broadcastLoopNest(EmitContext& ctx, const BroadcastLoop& loop,
+                              const std::string& decls, const std::string& y,
+                              const std::string& lambda, const std::string& args);
 
 /// Attach the emitters of each family (data_emit.cc, index_emit.cc, generate_emit.cc,
 /// reduce_emit.cc, resize_emit.cc, norm_emit.cc, quant_emit.cc).

@@ -84,7 +84,7 @@ Status emitElementwise(const Node& n, EmitContext& ctx) {
     if (v->shape().staticDims() == out) {
       arg[i] = fmt::format("p{}[e]", i);
     } else {
-      arg[i] = fmt::format("p{}[o[{}]]", i, strided.size());
+      arg[i] = fmt::format("p{}[@{}]", i, strided.size());  // strided operand j's offset
       strided.push_back(i);
     }
   }
@@ -128,14 +128,26 @@ Status emitElementwise(const Node& n, EmitContext& ctx) {
     std::vector<std::vector<int64_t>> dims;
     for (size_t i : strided) dims.push_back(n.input(i)->shape().staticDims());
     BroadcastLoop loop = collapseBroadcast(out, dims);
-    std::string strides;
-    for (size_t j = 0; j < strided.size(); ++j)
-      strides += fmt::format("{}{}", j ? ", " : "", ctx.constArray(loop.strides[j]));
-    stmt = fmt::format(
-        "{{ {}float* y = {}; auto f = {}; const int64_t* s[] = {{{}}}; int64_t e = 0; "
-        "kiln_ref::for_each_index<{}>({}, {}, s, [&](const int64_t* o) {{ y[e] = f({}); ++e; }}); }}",
-        decls, y, lambda, strides, strided.size(), loop.dims.size(), ctx.constArray(loop.dims),
-        callArgs);
+    // At most 3 collapsed dims (a per-channel scale in NCHW or NHWC: [C, P] or [P, C]): a loop
+    // nest with literal strides; else kiln_ref::for_each_index.
+    stmt = broadcastLoopNest(ctx, loop, decls, y, lambda, callArgs);
+    if (stmt.empty()) {
+      std::string strides, indexed = callArgs;
+      for (size_t j = strided.size(); j-- > 0;) {
+        strides = fmt::format("{}{}", ctx.constArray(loop.strides[j]),
+                              strides.empty() ? "" : ", " + strides);
+        const std::string key = fmt::format("@{}", j), with = fmt::format("o[{}]", j);
+        for (size_t at = indexed.find(key); at != std::string::npos;
+             at = indexed.find(key, at + with.size()))
+          indexed.replace(at, key.size(), with);
+      }
+      stmt = fmt::format(
+          "{{ {}float* y = {}; auto f = {}; const int64_t* s[] = {{{}}}; int64_t e = 0; "
+          "kiln_ref::for_each_index<{}>({}, {}, s, [&](const int64_t* o) {{ y[e] = f({}); ++e; "
+          "}}); }}",
+          decls, y, lambda, strides, strided.size(), loop.dims.size(), ctx.constArray(loop.dims),
+          indexed);
+    }
   }
   ctx.call("kiln::Elementwise", stmt);
   return Status();
