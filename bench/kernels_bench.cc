@@ -417,6 +417,10 @@ void registerAll() {
                                BM_ConvPixrows<true>, 3, 224, 32, 3, 2, false)
       ->UseRealTime()
       ->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark("conv2d_pixrows_nhwc_f32/resnet50_1x3x224x224_7x7s2_64",
+                               BM_ConvPixrows<true>, 3, 224, 64, 7, 2, false)
+      ->UseRealTime()
+      ->Unit(benchmark::kMillisecond);
   benchmark::RegisterBenchmark("conv2d_direct_f32/mobilenetv2_1x3x224x224_3x3s2_32",
                                BM_ConvDirect, 3, 224, 32, 3, 2)
       ->UseRealTime()
