@@ -85,8 +85,11 @@ def onnx_producers(model_path):
 
 
 def ort_to_onnx_node(name, producers, names):
-    """The ONNX node an ORT profiler node stands for: itself, or the producer of the tensor its
-    name carries (ORT's layout transformer names a node after its output plus "_nchwc")."""
+    """The ONNX node an ORT profiler node stands for: itself (less a "fused " prefix), or the
+    producer of the tensor its name carries (ORT's layout transformer names a node after its
+    output plus "_nchwc")."""
+    if name.startswith("fused "):  # ORT's FusedGemm / FusedConv keep the first node's name
+        name = name[len("fused "):]
     if name in names:
         return name
     for suffix in ("_nchwc", ""):
