@@ -19,4 +19,7 @@ std::string threadCode(const Program& p);
 /// {P}_profile_count and {P}_profile_last (count 0 without --profile).
 std::string profileCode(const Program& p, bool profile);
 
+/// manifest.json (manifest.cc).
+std::string manifest(const Model& model, const Program& p, const CompileOptions& o);
+
 }  // namespace kiln

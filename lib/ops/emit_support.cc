@@ -188,6 +188,16 @@ void callChecked(EmitContext& ctx, const std::string& kernel, const std::string&
 }
 
 
+std::string substituteOffsets(std::string args, size_t operands,
+                              const std::function<std::string(size_t)>& offset) {
+  for (size_t j = operands; j-- > 0;) {
+    const std::string key = fmt::format("@{}", j), with = offset(j);
+    for (size_t at = args.find(key); at != std::string::npos; at = args.find(key, at + with.size()))
+      args.replace(at, key.size(), with);
+  }
+  return args;
+}
+
 std::string broadcastLoopNest(EmitContext& ctx, const BroadcastLoop& loop,
                               const std::string& decls, const std::string& y,
                               const std::string& lambda, const std::string& args) {
@@ -198,17 +208,13 @@ std::string broadcastLoopNest(EmitContext& ctx, const BroadcastLoop& loop,
   const std::vector<size_t>& pos = kPos[loop.dims.size()];
   std::vector<int64_t> d(3, 1);
   for (size_t k = 0; k < loop.dims.size(); ++k) d[pos[k]] = loop.dims[k];
-  std::string a = args;
-  for (size_t j = loop.strides.size(); j-- > 0;) {  // @10 before @1
+  const std::string a = substituteOffsets(args, loop.strides.size(), [&](size_t j) {
     std::string off;
     for (size_t k = 0; k < loop.strides[j].size(); ++k)
       if (loop.strides[j][k] != 0)
         off += fmt::format("{}i{} * {}", off.empty() ? "" : " + ", pos[k], loop.strides[j][k]);
-    if (off.empty()) off = "0";
-    const std::string key = fmt::format("@{}", j);
-    for (size_t at = a.find(key); at != std::string::npos; at = a.find(key, at + off.size()))
-      a.replace(at, key.size(), off);
-  }
+    return off.empty() ? std::string("0") : off;
+  });
   const int64_t count = d[0] * d[1] * d[2], inner = d[1] * d[2];
   constexpr int64_t kChunk = 16384;  // elements per thread's unit of work
   const std::string rows = fmt::format(

@@ -3,6 +3,7 @@
 
 #include "shape_math.h"
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -71,6 +72,10 @@ void callChecked(EmitContext& ctx, const std::string& kernel, const std::string&
 /// along it is one value). Large outputs are split over the context's threads by outer rows;
 /// every element is computed alone, so results do not depend on the split. Returns "" when the
 /// loop has more than 3 dims.
+/// `args` with every `@j` (j < operands) replaced by offset(j); @10 is replaced before @1.
+std::string substituteOffsets(std::string args, size_t operands,
+                              const std::function<std::string(size_t)>& offset);
+
 std::string broadcastLoopNest(EmitContext& ctx, const BroadcastLoop& loop,
                               const std::string& decls, const std::string& y,
                               const std::string& lambda, const std::string& args);

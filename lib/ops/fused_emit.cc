@@ -132,15 +132,11 @@ Status emitElementwise(const Node& n, EmitContext& ctx) {
     // nest with literal strides; else kiln_ref::for_each_index.
     stmt = broadcastLoopNest(ctx, loop, decls, y, lambda, callArgs);
     if (stmt.empty()) {
-      std::string strides, indexed = callArgs;
-      for (size_t j = strided.size(); j-- > 0;) {
-        strides = fmt::format("{}{}", ctx.constArray(loop.strides[j]),
-                              strides.empty() ? "" : ", " + strides);
-        const std::string key = fmt::format("@{}", j), with = fmt::format("o[{}]", j);
-        for (size_t at = indexed.find(key); at != std::string::npos;
-             at = indexed.find(key, at + with.size()))
-          indexed.replace(at, key.size(), with);
-      }
+      std::string strides;
+      for (size_t j = 0; j < strided.size(); ++j)
+        strides += fmt::format("{}{}", j ? ", " : "", ctx.constArray(loop.strides[j]));
+      const std::string indexed = substituteOffsets(
+          callArgs, strided.size(), [](size_t j) { return fmt::format("o[{}]", j); });
       stmt = fmt::format(
           "{{ {}float* y = {}; auto f = {}; const int64_t* s[] = {{{}}}; int64_t e = 0; "
           "kiln_ref::for_each_index<{}>({}, {}, s, [&](const int64_t* o) {{ y[e] = f({}); ++e; "
