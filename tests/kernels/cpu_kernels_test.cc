@@ -183,6 +183,34 @@ TEST(CpuKernels, GemmRowChunks) {
   checkGemm(GemmCase{M, kNR + 3, 9, false, true, false}, kiln_ref::Sigmoid{}, Data::kExact, 6);
 }
 
+// Small products whose column blocks cannot be dealt evenly (5 panels of 4 strips and a row on
+// 2 threads: 3 against 2 panels) are cut into row chunks too, so no thread gets more than 3%
+// over an even share at 2 threads; every split stays in whole strips and panels, and results
+// stay the same.
+TEST(CpuKernels, GemmSplitRebalancesSmallProducts) {
+  KILN_REQUIRE_ISA();
+  namespace gd = kiln_cpu::gemm_detail;
+  const int64_t M = 4 * kMR + 1, N = 5 * kNR;
+  for (int T : {2, 3}) {
+    const gd::GemmSplit s = gd::gemm_split(M, N, T);
+    EXPECT_EQ(s.block % kNR, 0);
+    EXPECT_EQ(s.m_chunk % kMR, 0);
+    const int64_t most = gd::split_makespan(M, 5, T, s.block / kNR, s.m_chunk);
+    // 3 threads: 5 x 49 row-panels cannot be cut within 3% (the rule alone gave one 2 panels).
+    EXPECT_LE(most * 100, (5 * M + T - 1) / T * (T == 2 ? 103 : 110)) << T << " threads";
+  }
+  for (int64_t m = 1; m <= 6 * kMR; m += 5)
+    for (int64_t n = 1; n <= 9 * kNR; n += kNR / 2 + 3)
+      for (int T : {2, 3, 4}) {
+        const gd::GemmSplit s = gd::gemm_split(m, n, T);
+        ASSERT_TRUE(s.block > 0 && s.block % kNR == 0 && s.block <= kiln_cpu::kNC)
+            << m << "x" << n << ", " << T << " threads: block " << s.block;
+        ASSERT_TRUE(s.m_chunk > 0 && s.m_chunk % kMR == 0)
+            << m << "x" << n << ", " << T << " threads: m_chunk " << s.m_chunk;
+      }
+  checkGemm(GemmCase{M, N, 37, false, true, true}, kiln_ref::Relu{}, Data::kRandom, 7);
+}
+
 // NaN and infinities propagate as in the reference (x86 max/min keep NaN in Relu and Clip).
 TEST(CpuKernels, GemmSpecialValues) {
   KILN_REQUIRE_ISA();
