@@ -286,12 +286,20 @@ inline void output_group(const float* src, int64_t ms, const float* bias, int nl
 /// M = V * U over all C: a[c * lda + r], b[c * kNR + col], out[r * ldo + col].
 template <int R, int NV>
 inline void tile(int64_t C, const float* a, int64_t lda, const float* b, float* out,
-                 int64_t ldo) {
+                 int64_t ldo, const float* ahead) {
   V::R acc0[R], acc1[R];
   KILN_CPU_UNROLL
   for (int r = 0; r < R; ++r) acc0[r] = acc1[r] = V::zero();
-  for (int64_t c = 0; c < C; ++c, a += lda, b += kNR)
-    gemm_detail::rank1<R, NV>(a, b, acc0, acc1);
+  if (ahead) {
+    for (int64_t c = 0; c < C; ++c, a += lda, b += kNR, ahead += kNR) {
+      __builtin_prefetch(ahead, 0, 2);
+      __builtin_prefetch(ahead + 16, 0, 2);
+      gemm_detail::rank1<R, NV>(a, b, acc0, acc1);
+    }
+  } else {
+    for (int64_t c = 0; c < C; ++c, a += lda, b += kNR)
+      gemm_detail::rank1<R, NV>(a, b, acc0, acc1);
+  }
   KILN_CPU_UNROLL
   for (int r = 0; r < R; ++r) {
     V::store(out + r * ldo, acc0[r]);
@@ -299,16 +307,18 @@ inline void tile(int64_t C, const float* a, int64_t lda, const float* b, float* 
   }
 }
 
+/// `ahead`: the panel (C x kNR floats) the next tiles read, prefetched to L2 a line per step
+/// (1 line per kNR / 16 floats of the current one), or null.
 template <int R>
 inline void tile_rows(int rows, bool narrow, int64_t C, const float* a, int64_t lda,
-                      const float* b, float* out, int64_t ldo) {
+                      const float* b, float* out, int64_t ldo, const float* ahead) {
   if constexpr (R > 1) {
-    if (rows < R) return tile_rows<R - 1>(rows, narrow, C, a, lda, b, out, ldo);
+    if (rows < R) return tile_rows<R - 1>(rows, narrow, C, a, lda, b, out, ldo, ahead);
   }
   if (narrow)
-    tile<R, 1>(C, a, lda, b, out, ldo);
+    tile<R, 1>(C, a, lda, b, out, ldo, ahead);
   else
-    tile<R, 2>(C, a, lda, b, out, ldo);
+    tile<R, 2>(C, a, lda, b, out, ldo, ahead);
 }
 
 }  // namespace winograd_detail
@@ -399,10 +409,15 @@ inline void conv2d_winograd_f32(const Conv2dShape& s, const float* x, const floa
         float* mx = mo + xi * ms;
         for (int64_t j = 0; j < cols; j += kNR) {
           const bool narrow = cols - j <= L;
+          // The panel after this one (the next xi's first past the chunk's last), fetched
+          // during this panel's first strip: U streams from memory when it is not in cache.
+          const float* next = j + kNR < cols ? ux + (j / kNR + 1) * C * kNR
+                              : xi + 1 < 36  ? ux + uper
+                                             : nullptr;
           for (int64_t r = 0; r < tb; r += kMR) {
             const int rows = int(tb - r < kMR ? tb - r : kMR);
             tile_rows<kMR>(rows, narrow, C, vx + r, tb, ux + (j / kNR) * C * kNR,
-                           mx + r * mcw + j, mcw);
+                           mx + r * mcw + j, mcw, r == 0 ? next : nullptr);
           }
         }
       }
