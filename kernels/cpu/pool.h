@@ -54,8 +54,10 @@ inline float max_pool_slow(const Pool2dShape& s, const float* xp, int64_t oh, in
 /// L outputs of a stride-2, dilation-1 row from ow0 on, all taps' columns inside the row
 /// (ow0 * 2 - PW >= 0 and the last pair load ends inside it): taps j and j + 1 are the even and
 /// odd floats of one pair of loads at column ow0 * 2 - PW + j. NaN taps are skipped (max(x,
-/// best) keeps best); rows outside the input are skipped.
-inline void max_pool_stride2_block(const Pool2dShape& s, const float* xp, int64_t oh,
+/// best) keeps best); rows outside the input are skipped. Returns whether an output is -inf
+/// (then max_pool_slow decides it), tested in registers: reading the stored floats back one by
+/// one stalled on store forwarding, a third of ResNet-50's max pool.
+inline bool max_pool_stride2_block(const Pool2dShape& s, const float* xp, int64_t oh,
                                    int64_t ow0, float* y) {
   constexpr int L = V::kLanes;
   V::R m = V::set1(-std::numeric_limits<float>::infinity());
@@ -71,6 +73,7 @@ inline void max_pool_stride2_block(const Pool2dShape& s, const float* xp, int64_
     }
   }
   V::store(y, m);
+  return V::any_eq(m, -std::numeric_limits<float>::infinity());
 }
 
 }  // namespace pool_detail
@@ -95,12 +98,13 @@ inline void max_pool2d_f32(const Pool2dShape& s, const float* x, float* y, Threa
           if (vhi > s.OW - L) vhi = s.OW - L;
           if (vhi < vlo) vlo = vhi = s.OW;
         }
+        bool suspect = false;  // a vector block may hold -inf outputs
         for (int64_t ow = 0; ow < s.OW; ++ow) {
           if (ow == vlo) {
             // Blocks at vlo, vlo + L, ..., and one last block ending at vhi + L (max is
             // idempotent, so an overlap is harmless).
             for (int64_t b = vlo;; b = b + L < vhi ? b + L : vhi) {
-              pool_detail::max_pool_stride2_block(s, xp, oh, b, yr + b);
+              suspect |= pool_detail::max_pool_stride2_block(s, xp, oh, b, yr + b);
               if (b == vhi) break;
             }
             ow = vhi + L - 1;
@@ -118,10 +122,11 @@ inline void max_pool2d_f32(const Pool2dShape& s, const float* x, float* y, Threa
               m = v > m ? v : m;  // NaN taps are skipped
             }
           }
-          yr[ow] = m;
+          yr[ow] = m == ninf ? pool_detail::max_pool_slow(s, xp, oh, ow) : m;
         }
-        for (int64_t ow = 0; ow < s.OW; ++ow)
-          if (yr[ow] == ninf) yr[ow] = pool_detail::max_pool_slow(s, xp, oh, ow);
+        if (suspect)
+          for (int64_t ow = vlo; ow < vhi + L; ++ow)
+            if (yr[ow] == ninf) yr[ow] = pool_detail::max_pool_slow(s, xp, oh, ow);
         continue;
       }
       for (int64_t ow = 0; ow < s.OW; ++ow) yr[ow] = ninf;

@@ -89,6 +89,10 @@ struct V {
     *even = _mm512_permutex2var_ps(a, ie, b);
     *odd = _mm512_permutex2var_ps(a, io, b);
   }
+  /// Whether some lane of a equals x (ordered: NaN equals nothing), without leaving registers.
+  static bool any_eq(R a, float x) {
+    return _mm512_cmp_ps_mask(a, _mm512_set1_ps(x), _CMP_EQ_OQ) != 0;
+  }
   /// Lane sum in a fixed order (pairwise over lanes 0..15): the same for the same input.
   static float reduce_add(R a) {
     alignas(64) float t[16];
@@ -148,6 +152,9 @@ struct V {
     const R e = _mm256_shuffle_ps(a, b, 0x88), o = _mm256_shuffle_ps(a, b, 0xDD);
     *even = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(e), 0xD8));
     *odd = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(o), 0xD8));
+  }
+  static bool any_eq(R a, float x) {
+    return _mm256_movemask_ps(_mm256_cmp_ps(a, _mm256_set1_ps(x), _CMP_EQ_OQ)) != 0;
   }
   static float reduce_add(R a) {
     alignas(32) float t[8];
@@ -233,6 +240,9 @@ struct V {
   static void deinterleave2(R a, R b, R* even, R* odd) {
     *even = R{{a.v[0], a.v[2], b.v[0], b.v[2]}};
     *odd = R{{a.v[1], a.v[3], b.v[1], b.v[3]}};
+  }
+  static bool any_eq(R a, float x) {
+    return a.v[0] == x || a.v[1] == x || a.v[2] == x || a.v[3] == x;
   }
   static float reduce_add(R a) { return pairwise_sum(a.v, 4); }
   static R max(R a, R b) {

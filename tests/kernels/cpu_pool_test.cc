@@ -68,8 +68,9 @@ const PoolCase kPoolCases[] = {
 
 class PoolCases : public ::testing::TestWithParam<PoolCase> {};
 
-// Planes of plain values, all NaN, -inf with NaNs, signed zeros, and values with NaNs: the
-// reference's NaN rules (ignored unless every tap is NaN) and first-of-equal-taps ties.
+// Planes of plain values, all NaN, -inf with NaNs, signed zeros, values with NaNs, and values
+// with bands of NaN and of -inf: the reference's NaN rules (ignored unless every tap is NaN) and
+// first-of-equal-taps ties.
 TEST_P(PoolCases, MaxPoolMatchesReference) {
   KILN_REQUIRE_ISA();
   const PoolCase& c = GetParam();
@@ -84,6 +85,10 @@ TEST_P(PoolCases, MaxPoolMatchesReference) {
     x[size_t(2 * HW + i)] = i % 3 == 0 ? nan : -inf;
     x[size_t(3 * HW + i)] = (rng.next() & 1) ? -0.0f : 0.0f;
     if (i % 4 == 1) x[size_t(4 * HW + i)] = nan;
+    // Numbers but for a band of NaN columns and one of -inf and NaN: windows inside them give
+    // NaN and -inf beside lanes of numbers (the vector blocks' -inf test).
+    if (i % c.W >= 8 && i % c.W < 16) x[size_t(5 * HW + i)] = nan;
+    if (i % c.W >= 20 && i % c.W < 28) x[size_t(5 * HW + i)] = i % 5 == 0 ? nan : -inf;
   }
   const bool one_d = c.H == 1 && c.KH == 1;
   const int64_t in2[] = {c.H, c.W}, k2[] = {c.KH, c.KW}, o2[] = {OH, OW}, s2[] = {c.SH, c.SW};
