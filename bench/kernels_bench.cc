@@ -271,22 +271,27 @@ void BM_ConvDirect(benchmark::State& state, int64_t C, int64_t HW, int64_t M, in
   setFlopCounters(state, timer, 2.0 * double(M) * double(C * k * k) * double(out * out));
 }
 
-/// conv2d_winograd_f32 (F(4x4, 3x3)) on BM_ConvDirect's 3x3 stride-1 problems, with bias and
-/// Relu; GFLOPS counts the direct conv's 2*M*C*9*OH*OW flops, so the numbers compare.
-void BM_ConvWinograd(benchmark::State& state, int64_t C, int64_t HW, int64_t M) {
+/// conv2d_winograd_f32 (F(4x4, 3x3); tm = 2: conv2d_winograd2_f32, F(2x2, 3x3)) on
+/// BM_ConvDirect's 3x3 stride-1 problems, with bias and Relu; GFLOPS counts the direct conv's
+/// 2*M*C*9*OH*OW flops, so the numbers compare.
+void BM_ConvWinograd(benchmark::State& state, int64_t C, int64_t HW, int64_t M, int tm) {
   const kiln_cpu::Conv2dShape s{1, C, HW, HW, M, 3, 3, HW, HW, 1, 1, 1, 1, 1, 1, 1};
   const std::vector<float> x = randomFloats(C * HW * HW, 3), w = randomFloats(M * C * 9, 4);
   const std::vector<float> bias = randomFloats(M, 5);
-  std::vector<float> wp(size_t(kiln_cpu::conv2d_winograd_packed_weight_floats(s)));
+  std::vector<float> wp(size_t(kiln_cpu::conv2d_winograd_packed_weight_floats(s, tm)));
   std::vector<float> y(size_t(M * HW * HW));
   std::vector<float> scratch(size_t(
-      kiln_cpu::conv2d_winograd_scratch_floats(s, benchPool() ? benchPool()->size() : 1)));
-  kiln_cpu::conv2d_winograd_pack_weights(s, w.data(), wp.data());
+      kiln_cpu::conv2d_winograd_scratch_floats(s, benchPool() ? benchPool()->size() : 1, tm)));
+  kiln_cpu::conv2d_winograd_pack_weights(s, w.data(), wp.data(), tm);
   const auto e = kiln_cpu::make_epilogue(kiln_ref::Relu{}, nullptr, nullptr, nullptr, 0);
   const WallTimer timer;
   for (auto _ : state) {
-    kiln_cpu::conv2d_winograd_f32(s, x.data(), wp.data(), bias.data(), y.data(), e,
-                                  scratch.data(), benchPool());
+    if (tm == 2)
+      kiln_cpu::conv2d_winograd2_f32(s, x.data(), wp.data(), bias.data(), y.data(), e,
+                                     scratch.data(), benchPool());
+    else
+      kiln_cpu::conv2d_winograd_f32(s, x.data(), wp.data(), bias.data(), y.data(), e,
+                                    scratch.data(), benchPool());
     benchmark::ClobberMemory();
   }
   setFlopCounters(state, timer, 2.0 * double(M) * double(C * 9) * double(HW * HW));
@@ -427,10 +432,13 @@ void registerAll() {
       ->Unit(benchmark::kMillisecond);
   for (const ConvShape& c : convs)
     if (c.k == 3 && c.stride == 1)
-      benchmark::RegisterBenchmark((std::string("conv2d_winograd_f32/") + c.name).c_str(),
-                                   BM_ConvWinograd, c.C, c.HW, c.M)
-          ->UseRealTime()
-          ->Unit(benchmark::kMillisecond);
+      for (int tm : {4, 2})
+        benchmark::RegisterBenchmark(
+            (std::string(tm == 4 ? "conv2d_winograd_f32/" : "conv2d_winograd2_f32/") + c.name)
+                .c_str(),
+            BM_ConvWinograd, c.C, c.HW, c.M, tm)
+            ->UseRealTime()
+            ->Unit(benchmark::kMillisecond);
   // Depthwise 3x3 "same" (MobileNetV2's shapes), NCHW and NHWC on the same problems.
   struct DwShape {
     const char* name;

@@ -1,4 +1,6 @@
-// kiln optimized CPU kernels: f32 3x3 stride-1 convolution by Winograd F(4x4, 3x3) (NCHW).
+// kiln optimized CPU kernels: f32 3x3 stride-1 convolution by Winograd F(4x4, 3x3) (NCHW), and
+// by F(2x2, 3x3) for small images (conv2d_winograd2_f32: the same driver with 2x2 tiles, 16
+// transformed positions; its transforms are described at input_1d2).
 //
 // Each 4x4 output tile comes from the 6x6 input patch at (4 ty - PH, 4 tx - PW), zero outside
 // the input; tiles past OH/OW are computed and not stored. With the interpolation points
@@ -69,22 +71,25 @@ constexpr int64_t kMc = 2 * kNR;            // output channels per GEMM chunk (M
 constexpr int64_t kBlockBudget = 1 << 18;   // floats of a block's V plus M chunk (1 MiB)
 constexpr int64_t kMaxBlockStrips = 8;      // at most 8 * kMR tiles per block
 
-constexpr int64_t tiles_h(const Conv2dShape& s) { return (s.OH + 3) / 4; }
-constexpr int64_t tiles_w(const Conv2dShape& s) { return (s.OW + 3) / 4; }
+// tm: the output tile's side, 4 for F(4x4, 3x3) or 2 for F(2x2, 3x3); xis(tm) transformed
+// positions, (tm + 2)^2.
+constexpr int64_t tiles_h(const Conv2dShape& s, int tm) { return (s.OH + tm - 1) / tm; }
+constexpr int64_t tiles_w(const Conv2dShape& s, int tm) { return (s.OW + tm - 1) / tm; }
+constexpr int xis(int tm) { return (tm + 2) * (tm + 2); }
 /// Width of one output-channel chunk, rounded up to whole panels.
 constexpr int64_t chunk_width(const Conv2dShape& s) {
   const int64_t m = (s.M + kNR - 1) / kNR * kNR;
   return m < kMc ? m : kMc;
 }
 
-/// Tiles per block: kMR multiples whose V (36 x C) and M chunk (36 x chunk) fit the budget,
+/// Tiles per block: kMR multiples whose V (xis x C) and M chunk (xis x chunk) fit the budget,
 /// at least one strip, at most the image's tiles.
-constexpr int64_t block_tiles(const Conv2dShape& s) {
-  const int64_t per_tile = 36 * (s.C + chunk_width(s));
+constexpr int64_t block_tiles(const Conv2dShape& s, int tm) {
+  const int64_t per_tile = xis(tm) * (s.C + chunk_width(s));
   int64_t strips = kBlockBudget / (per_tile * kMR);
   if (strips < 1) strips = 1;
   if (strips > kMaxBlockStrips) strips = kMaxBlockStrips;
-  const int64_t tiles = tiles_h(s) * tiles_w(s);
+  const int64_t tiles = tiles_h(s, tm) * tiles_w(s, tm);
   return strips * kMR < tiles ? strips * kMR : tiles;
 }
 
@@ -101,12 +106,12 @@ constexpr int64_t xi_stride(int64_t n) {
 struct Scratch {
   int64_t v, m, out, total;
 };
-constexpr Scratch scratch_of(const Conv2dShape& s) {
-  const int64_t tb = block_tiles(s);
+constexpr Scratch scratch_of(const Conv2dShape& s, int tm) {
+  const int64_t tb = block_tiles(s, tm);
   Scratch r{};
   r.v = 0;
-  r.m = r.v + 36 * xi_stride(s.C * tb);
-  r.out = r.m + 36 * xi_stride(tb * chunk_width(s));
+  r.m = r.v + xis(tm) * xi_stride(s.C * tb);
+  r.out = r.m + xis(tm) * xi_stride(tb * chunk_width(s));
   r.total = r.out + round16(16 * V::kLanes);
   return r;
 }
@@ -160,37 +165,143 @@ inline void load_phases(const float* xr, int64_t W, int64_t off, V::R* p, bool a
   }
 }
 
+/// B^T d for one column of tm + 2 values: input_1d (tm = 4) or input_1d2 (tm = 2), defined
+/// below with F(2x2, 3x3)'s transforms.
+template <int TM>
+inline void input_column(const V::R* d, V::R* r);
+
 /// The input transform of one tile-row segment (tiles tx0 .. tx0 + seg of tile row ty) of
-/// channel xc [H, W] into v[xi * xi_stride + t] (t = 0 .. seg): per chunk of L tiles (lane t
-/// reads columns 4t .. 4t + 5: the 4 phases of the row, then phases 0 and 1 one tile on),
-/// B^T along each of the 6 rows, then down the 6 columns.
+/// channel xc [H, W] into v[xi * xi_stride + t] (t = 0 .. seg), for TM x TM output tiles: per
+/// chunk of L tiles (lane t reads columns TM t .. TM t + TM + 1: for TM = 4 the 4 phases of the
+/// row, then phases 0 and 1 one tile on; for TM = 2 the 2 phases, then both one tile on), B^T
+/// along each of the TM + 2 rows, then down the columns.
+template <int TM>
 inline void input_segment(const Conv2dShape& s, const float* xc, int64_t ty, int64_t tx0,
                           int64_t seg, float* v, int64_t xi_stride) {
-  constexpr int L = V::kLanes;
-  const int64_t col0 = 4 * tx0 - s.PW;  // input column of the segment's first patch
+  constexpr int L = V::kLanes, A = TM + 2;
+  const int64_t col0 = TM * tx0 - s.PW;  // input column of the segment's first patch
   for (int64_t k = 0; k * L < seg; ++k) {
     const int n = int(seg - k * L < L ? seg - k * L : L);
-    const int64_t off = col0 + 4 * k * L;
-    V::R t[6][6];  // t[i][j]: row i of the patches after B^T along it
-    for (int i = 0; i < 6; ++i) {
-      const int64_t ih = 4 * ty - s.PH + i;
+    const int64_t off = col0 + TM * k * L;
+    V::R t[A][A];  // t[i][j]: row i of the patches after B^T along it
+    for (int i = 0; i < A; ++i) {
+      const int64_t ih = TM * ty - s.PH + i;
       if (ih < 0 || ih >= s.H) {
-        for (int j = 0; j < 6; ++j) t[i][j] = V::zero();
+        for (int j = 0; j < A; ++j) t[i][j] = V::zero();
         continue;
       }
       const float* xr = xc + ih * s.W;
-      V::R d[6];
-      load_phases(xr, s.W, off, d, true);
-      load_phases(xr, s.W, off + 4, d + 4, false);
-      input_1d(d, t[i]);
+      V::R d[A];
+      if constexpr (TM == 4) {
+        load_phases(xr, s.W, off, d, true);
+        load_phases(xr, s.W, off + 4, d + 4, false);
+      } else {
+        V::deinterleave2(load_cols(xr, s.W, off), load_cols(xr, s.W, off + L), &d[0], &d[1]);
+        V::deinterleave2(load_cols(xr, s.W, off + 2), load_cols(xr, s.W, off + 2 + L), &d[2],
+                         &d[3]);
+      }
+      input_column<TM>(d, t[i]);
     }
-    for (int j = 0; j < 6; ++j) {
-      const V::R d[6] = {t[0][j], t[1][j], t[2][j], t[3][j], t[4][j], t[5][j]};
-      V::R r[6];
-      input_1d(d, r);
-      for (int i = 0; i < 6; ++i) V::store(v + (i * 6 + j) * xi_stride + k * L, r[i], n);
+    for (int j = 0; j < A; ++j) {
+      V::R d[A], r[A];
+      for (int i = 0; i < A; ++i) d[i] = t[i][j];
+      input_column<TM>(d, r);
+      for (int i = 0; i < A; ++i) V::store(v + (i * A + j) * xi_stride + k * L, r[i], n);
     }
   }
+}
+
+// F(2x2, 3x3) (winograd2): 4x4 input patches at (2 ty - PH, 2 tx - PW), points 0, 1, -1 and
+// infinity:  B^T = | 1  0 -1  0 |   G = |   1    0    0 |   A^T = | 1  1  1  0 |
+//                  | 0  1  1  0 |       | 1/2  1/2  1/2 |         | 0  1 -1 -1 |
+//                  | 0 -1  1  0 |       | 1/2 -1/2  1/2 |
+//                  | 0  1  0 -1 |       |   0    0    1 |
+// 16 multiplies per tile and channel pair instead of 36: 1.8x the direct conv's weights, not
+// 4x, for small images where F(4x4, 3x3) pads most and streams 4x the weights (ResNet-50's
+// 7x7 layer: 4 tiles of 16 pixels for 49, against 16 tiles of 4).
+
+/// B^T d for one column of 4 values (F(2x2, 3x3)).
+inline void input_1d2(const V::R* d, V::R* r) {
+  r[0] = V::sub(d[0], d[2]);
+  r[1] = V::add(d[1], d[2]);
+  r[2] = V::sub(d[2], d[1]);
+  r[3] = V::sub(d[1], d[3]);
+}
+
+template <>
+inline void input_column<4>(const V::R* d, V::R* r) {
+  input_1d(d, r);
+}
+template <>
+inline void input_column<2>(const V::R* d, V::R* r) {
+  input_1d2(d, r);
+}
+
+/// A^T m for one column of 4 values (F(2x2, 3x3)).
+inline void output_1d2(const V::R* m, V::R* o) {
+  o[0] = V::add(V::add(m[0], m[1]), m[2]);
+  o[1] = V::sub(V::sub(m[1], m[2]), m[3]);
+}
+
+template <int TM>
+inline void output_column(const V::R* m, V::R* o) {
+  if constexpr (TM == 4)
+    output_1d(m, o);
+  else
+    output_1d2(m, o);
+}
+
+/// A^T m A + bias (bias[l] or null) of one tile for TM x TM output tiles: src[xi * ms + l] (the M
+/// chunk at the tile and channel group) into o[i * TM + j], pixel (i, j) of the nl channels.
+template <int TM>
+inline void output_pixels(const float* src, int64_t ms, const float* bias, int nl, V::R* o) {
+  constexpr int A = TM + 2;
+  V::R tmp[A][TM];  // A^T applied down each column j
+  for (int j = 0; j < A; ++j) {
+    V::R col[A];
+    for (int i = 0; i < A; ++i) col[i] = V::load(src + (i * A + j) * ms);
+    output_column<TM>(col, tmp[j]);
+  }
+  const V::R vb = bias ? V::load(bias, nl) : V::zero();
+  for (int i = 0; i < TM; ++i) {
+    V::R row[A];
+    for (int j = 0; j < A; ++j) row[j] = tmp[j][i];
+    output_column<TM>(row, o + i * TM);
+    for (int j = 0; j < TM; ++j)
+      if (bias) o[i * TM + j] = V::add(o[i * TM + j], vb);
+  }
+}
+
+/// The scalar end of an output transform: pixel (i, j) of channel l at ob[(i * TM + j) * L +
+/// l], + residual (y's layout, or null), then act, into y[l * P + i * OW + j] for the rh x rw
+/// pixels inside the output.
+template <int TM, class Act>
+inline void store_pixels(const float* ob, int nl, int rh, int rw, float* y, const float* residual,
+                         int64_t P, int64_t OW, const Act& act) {
+  constexpr int L = V::kLanes;
+  for (int l = 0; l < nl; ++l) {
+    float* yl = y + l * P;
+    const float* rl = residual ? residual + l * P : nullptr;
+    for (int i = 0; i < rh; ++i)
+      for (int j = 0; j < rw; ++j) {
+        float val = ob[(i * TM + j) * L + l];
+        if (rl) val = val + rl[i * OW + j];
+        yl[i * OW + j] = act(val);
+      }
+  }
+}
+
+/// output_group for F(2x2, 3x3): the 2x2 pixels of one tile for nl output channels, through
+/// ob (4 x L floats), scalar per channel.
+template <class Act>
+inline void output_group2(const float* src, int64_t ms, const float* bias, int nl, int rh,
+                          int rw, float* y, const float* residual, int64_t P, int64_t OW,
+                          const Act& act, float* ob) {
+  constexpr int L = V::kLanes;
+  V::R o[4];
+  output_pixels<2>(src, ms, bias, nl, o);
+  for (int p = 0; p < 4; ++p) V::store(ob + p * L, o[p]);
+  store_pixels<2>(ob, nl, rh, rw, y, residual, P, OW, act);
 }
 
 #if defined(KILN_CPU_AVX512)
@@ -223,20 +334,8 @@ template <class Act>
 inline void output_group(const float* src, int64_t ms, const float* bias, int nl, int rh, int rw,
                          float* y, const float* residual, int64_t P, int64_t OW, const Act& act,
                          float* ob) {
-  V::R tmp[6][4];  // A^T applied down each column j of the 6x6
-  for (int j = 0; j < 6; ++j) {
-    V::R col[6];
-    for (int i = 0; i < 6; ++i) col[i] = V::load(src + (i * 6 + j) * ms);
-    output_1d(col, tmp[j]);
-  }
-  const V::R vb = bias ? V::load(bias, nl) : V::zero();
   V::R o[16];  // o[i * 4 + j]: pixel (i, j) of the nl channels
-  for (int i = 0; i < 4; ++i) {
-    const V::R row[6] = {tmp[0][i], tmp[1][i], tmp[2][i], tmp[3][i], tmp[4][i], tmp[5][i]};
-    output_1d(row, o + i * 4);
-    for (int j = 0; j < 4; ++j)
-      if (bias) o[i * 4 + j] = V::add(o[i * 4 + j], vb);
-  }
+  output_pixels<4>(src, ms, bias, nl, o);
 #if defined(KILN_CPU_AVX512)
   // Transposed in registers (o[l]: the 16 pixels of channel l, row-major), each row of 4 to y
   // with 128-bit masked loads and stores.
@@ -269,16 +368,7 @@ inline void output_group(const float* src, int64_t ms, const float* bias, int nl
 #else
   constexpr int L = V::kLanes;
   for (int p = 0; p < 16; ++p) V::store(ob + p * L, o[p]);
-  for (int l = 0; l < nl; ++l) {
-    float* yl = y + l * P;
-    const float* rl = residual ? residual + l * P : nullptr;
-    for (int i = 0; i < rh; ++i)
-      for (int j = 0; j < rw; ++j) {
-        float val = ob[(i * 4 + j) * L + l];
-        if (rl) val = val + rl[i * OW + j];
-        yl[i * OW + j] = act(val);
-      }
-  }
+  store_pixels<4>(ob, nl, rh, rw, y, residual, P, OW, act);
 #endif
 }
 
@@ -332,49 +422,49 @@ constexpr bool conv2d_winograd_applies(const Conv2dShape& s) {
          s.OW >= 1 && s.N >= 1 && s.C >= 1 && s.M >= 1;
 }
 
-/// Floats of the transformed, packed weights: per transformed position xi (36), U_xi [C, M] as
-/// B panels of kNR output channels ([M / kNR][C][kNR], zero past M).
-constexpr int64_t conv2d_winograd_packed_weight_floats(const Conv2dShape& s) {
-  return 36 * ((s.M + kNR - 1) / kNR * kNR) * s.C;
+/// Floats of the transformed, packed weights: per transformed position xi (36; 16 for tm = 2,
+/// F(2x2, 3x3)), U_xi [C, M] as B panels of kNR output channels ([M / kNR][C][kNR], zero past
+/// M).
+constexpr int64_t conv2d_winograd_packed_weight_floats(const Conv2dShape& s, int tm = 4) {
+  return winograd_detail::xis(tm) * ((s.M + kNR - 1) / kNR * kNR) * s.C;
 }
 
 /// Transforms (G g G^T per output/input channel pair, in double, rounded once) and packs the
-/// weights w [M, C, 3, 3] (at compile time).
-inline void conv2d_winograd_pack_weights(const Conv2dShape& s, const float* w, float* dst) {
-  winograd_transform_weights(w, s.M, s.C, kNR, dst);
+/// weights w [M, C, 3, 3] (at compile time); tm = 2: for F(2x2, 3x3).
+inline void conv2d_winograd_pack_weights(const Conv2dShape& s, const float* w, float* dst,
+                                         int tm = 4) {
+  winograd_transform_weights(w, s.M, s.C, kNR, dst, tm);
 }
 
-/// Scratch floats for `threads` threads.
-constexpr int64_t conv2d_winograd_scratch_floats(const Conv2dShape& s, int threads) {
-  return winograd_detail::scratch_of(s).total * threads;
+/// Scratch floats for `threads` threads (tm = 2: conv2d_winograd2_f32's).
+constexpr int64_t conv2d_winograd_scratch_floats(const Conv2dShape& s, int threads,
+                                                 int tm = 4) {
+  return winograd_detail::scratch_of(s, tm).total * threads;
 }
 
-/// y = conv(x, w) + bias, then the epilogue (e.residual with y's NCHW layout, then e.act), x
-/// [N, C, H, W], y [N, M, OH, OW]; bias [M] or null; e.row_bias / e.col_bias are null (unused).
-/// w_packed from conv2d_winograd_pack_weights; scratch: conv2d_winograd_scratch_floats (at
-/// least the pool's threads).
-template <class Act>
-inline void conv2d_winograd_f32(const Conv2dShape& s, const float* x, const float* w_packed,
-                                const float* bias, float* y, const Epilogue<Act>& e,
-                                float* scratch, ThreadPool* pool) {
-  using namespace winograd_detail;
-  constexpr int L = V::kLanes;
-  const Scratch sc = scratch_of(s);
-  const int64_t C = s.C, M = s.M, TW = tiles_w(s), tiles = tiles_h(s) * TW;
+namespace winograd_detail {
+
+/// conv2d_winograd_f32 (TM = 4) and conv2d_winograd2_f32 (TM = 2).
+template <int TM, class Act>
+inline void conv2d(const Conv2dShape& s, const float* x, const float* w_packed, const float* bias,
+                   float* y, const Epilogue<Act>& e, float* scratch, ThreadPool* pool) {
+  constexpr int L = V::kLanes, XI = xis(TM);
+  const Scratch sc = scratch_of(s, TM);
+  const int64_t C = s.C, M = s.M, TW = tiles_w(s, TM), tiles = tiles_h(s, TM) * TW;
   const int threads = pool ? pool->size() : 1;
   // Even shares over the threads (the block size changes no sum: each tile's products run
   // over C alone). Blocks of at most tiles / threads, in whole strips, so most units are
   // the same size and a last short block is small (ResNet-50's 28x28 layer, 49 tiles: blocks
   // of 24, 24, 1 rather than 36, 13). An image of fewer than two strips per thread also splits
   // its output channels (its 14x14 layer, 16 tiles: one block, its chunks in two parts).
-  int64_t TB = block_tiles(s);
+  int64_t TB = block_tiles(s, TM);
   if (threads > 1) {
     const int64_t strips = tiles / (int64_t(threads) * kMR);
     if (strips >= 1 && strips * kMR < TB) TB = strips * kMR;
   }
   const int64_t blocks = (tiles + TB - 1) / TB;
   const int64_t mcw = chunk_width(s), chunks = (M + mcw - 1) / mcw;
-  const int64_t uper = conv2d_winograd_packed_weight_floats(s) / 36, P = s.OH * s.OW;
+  const int64_t uper = conv2d_winograd_packed_weight_floats(s, TM) / XI, P = s.OH * s.OW;
   const int64_t base_units = s.N * blocks;
   int64_t parts = base_units >= threads ? 1 : (threads + base_units - 1) / base_units;
   if (threads > 1 && parts < threads && s.N * tiles < 2 * int64_t(threads) * kMR)
@@ -390,7 +480,8 @@ inline void conv2d_winograd_f32(const Conv2dShape& s, const float* x, const floa
       for (int64_t t = t0; t < t0 + tb;) {
         const int64_t ty = t / TW, tx = t % TW;
         const int64_t seg = TW - tx < t0 + tb - t ? TW - tx : t0 + tb - t;
-        input_segment(s, x + (n * C + c) * s.H * s.W, ty, tx, seg, v + c * tb + (t - t0), vs);
+        input_segment<TM>(s, x + (n * C + c) * s.H * s.W, ty, tx, seg, v + c * tb + (t - t0),
+                          vs);
         t += seg;
       }
   };
@@ -402,8 +493,8 @@ inline void conv2d_winograd_f32(const Conv2dShape& s, const float* x, const floa
     const int64_t ch1 = (part + 1) * per_part < chunks ? (part + 1) * per_part : chunks;
     for (int64_t ch = part * per_part; ch < ch1; ++ch) {
       const int64_t mc0 = ch * mcw, cols = M - mc0 < mcw ? M - mc0 : mcw;
-      // The 36 GEMMs of the chunk: mo[xi][t][m - mc0].
-      for (int xi = 0; xi < 36; ++xi) {
+      // The XI GEMMs of the chunk: mo[xi][t][m - mc0].
+      for (int xi = 0; xi < XI; ++xi) {
         const float* vx = v + xi * vs;
         const float* ux = w_packed + xi * uper + (mc0 / kNR) * C * kNR;
         float* mx = mo + xi * ms;
@@ -412,7 +503,7 @@ inline void conv2d_winograd_f32(const Conv2dShape& s, const float* x, const floa
           // The panel after this one (the next xi's first past the chunk's last), fetched
           // during this panel's first strip: U streams from memory when it is not in cache.
           const float* next = j + kNR < cols ? ux + (j / kNR + 1) * C * kNR
-                              : xi + 1 < 36  ? ux + uper
+                              : xi + 1 < XI  ? ux + uper
                                              : nullptr;
           for (int64_t r = 0; r < tb; r += kMR) {
             const int rows = int(tb - r < kMR ? tb - r : kMR);
@@ -428,12 +519,16 @@ inline void conv2d_winograd_f32(const Conv2dShape& s, const float* x, const floa
         const int nl = int(cols - g < L ? cols - g : L);
         for (int64_t t = 0; t < tb; ++t) {
           const int64_t ty = (t0 + t) / TW, tx = (t0 + t) % TW;
-          const int64_t oh0 = 4 * ty, ow0 = 4 * tx;
-          const int rh = int(s.OH - oh0 < 4 ? s.OH - oh0 : 4);
-          const int rw = int(s.OW - ow0 < 4 ? s.OW - ow0 : 4);
+          const int64_t oh0 = TM * ty, ow0 = TM * tx;
+          const int rh = int(s.OH - oh0 < TM ? s.OH - oh0 : TM);
+          const int rw = int(s.OW - ow0 < TM ? s.OW - ow0 : TM);
           const int64_t yo = (n * M + mc0 + g) * P + oh0 * s.OW + ow0;
-          output_group(mo + t * mcw + g, ms, bias ? bias + mc0 + g : nullptr, nl, rh, rw, y + yo,
-                       e.residual ? e.residual + yo : nullptr, P, s.OW, e.act, ob);
+          if constexpr (TM == 4)
+            output_group(mo + t * mcw + g, ms, bias ? bias + mc0 + g : nullptr, nl, rh, rw,
+                         y + yo, e.residual ? e.residual + yo : nullptr, P, s.OW, e.act, ob);
+          else
+            output_group2(mo + t * mcw + g, ms, bias ? bias + mc0 + g : nullptr, nl, rh, rw,
+                          y + yo, e.residual ? e.residual + yo : nullptr, P, s.OW, e.act, ob);
         }
       }
     }
@@ -461,6 +556,28 @@ inline void conv2d_winograd_f32(const Conv2dShape& s, const float* x, const floa
       products_out(n, blk, part, shared_v, scratch + int64_t(tid) * sc.total);
     });
   }
+}
+
+}  // namespace winograd_detail
+
+/// y = conv(x, w) + bias, then the epilogue (e.residual with y's NCHW layout, then e.act), x
+/// [N, C, H, W], y [N, M, OH, OW]; bias [M] or null; e.row_bias / e.col_bias are null (unused).
+/// w_packed from conv2d_winograd_pack_weights; scratch: conv2d_winograd_scratch_floats (at
+/// least the pool's threads).
+template <class Act>
+inline void conv2d_winograd_f32(const Conv2dShape& s, const float* x, const float* w_packed,
+                                const float* bias, float* y, const Epilogue<Act>& e,
+                                float* scratch, ThreadPool* pool) {
+  winograd_detail::conv2d<4>(s, x, w_packed, bias, y, e, scratch, pool);
+}
+
+/// conv2d_winograd_f32 by F(2x2, 3x3): w_packed from conv2d_winograd_pack_weights(s, w, dst,
+/// 2), scratch conv2d_winograd_scratch_floats(s, threads, 2).
+template <class Act>
+inline void conv2d_winograd2_f32(const Conv2dShape& s, const float* x, const float* w_packed,
+                                 const float* bias, float* y, const Epilogue<Act>& e,
+                                 float* scratch, ThreadPool* pool) {
+  winograd_detail::conv2d<2>(s, x, w_packed, bias, y, e, scratch, pool);
 }
 
 }  // namespace kiln_cpu

@@ -51,19 +51,21 @@ bool winogradApplies(const std::vector<int64_t>& s) {
 }
 
 /// kiln_cpu::conv2d_winograd_scratch_floats (winograd_detail::scratch_of) for the target's
-/// tiles: per thread, a block's 36 transformed-input matrices, an output-channel chunk's 36
-/// product matrices, and the output transform's buffer.
-int64_t winogradScratchFloats(const std::vector<int64_t>& s, const Tiles& t, int threads) {
-  const int64_t C = s[1], M = s[4], lanes = t.nr / 2;
+/// tiles and the output tile side tm (4: F(4x4, 3x3), 2: F(2x2, 3x3)): per thread, a block's
+/// xi = (tm + 2)^2 transformed-input matrices, an output-channel chunk's xi product matrices,
+/// and the output transform's buffer.
+int64_t winogradScratchFloats(const std::vector<int64_t>& s, const Tiles& t, int threads,
+                              int tm) {
+  const int64_t C = s[1], M = s[4], lanes = t.nr / 2, xi = (tm + 2) * (tm + 2);
   const int64_t mp = (M + t.nr - 1) / t.nr * t.nr, chunk = std::min(mp, 2 * t.nr);
-  const int64_t tiles = ((s[7] + 3) / 4) * ((s[8] + 3) / 4);
-  const int64_t strips = std::clamp<int64_t>((int64_t(1) << 18) / (36 * (C + chunk) * t.mr), 1, 8);
+  const int64_t tiles = ((s[7] + tm - 1) / tm) * ((s[8] + tm - 1) / tm);
+  const int64_t strips = std::clamp<int64_t>((int64_t(1) << 18) / (xi * (C + chunk) * t.mr), 1, 8);
   const int64_t tb = std::min(strips * t.mr, tiles);
   auto xiStride = [](int64_t n) {
     const int64_t lines = (n + 15) / 16;
     return (lines % 2 == 0 ? lines + 1 : lines) * 16;
   };
-  return (36 * xiStride(C * tb) + 36 * xiStride(tb * chunk) + (16 * lanes + 15) / 16 * 16) *
+  return (xi * xiStride(C * tb) + xi * xiStride(tb * chunk) + (16 * lanes + 15) / 16 * 16) *
          threads;
 }
 
@@ -75,6 +77,15 @@ int64_t winogradScratchFloats(const std::vector<int64_t>& s, const Tiles& t, int
 bool winogradByDefault(const std::vector<int64_t>& s, const Target& t) {
   return t.isa == Isa::Avx512 && s[1] >= 32 && s[4] >= 32 &&
          ((s[7] + 3) / 4) * ((s[8] + 3) / 4) >= 16;
+}
+
+/// The rule for F(2x2, 3x3) (conv2d_winograd2_f32): where F(4x4, 3x3) is not the pick for the
+/// image's size but F(2x2, 3x3) still has 16 tiles (ResNet-50's 7x7 layer, 512 channels: 1.40
+/// against the pixel-rows conv's 2.21 ms in kernels/cpu's bench at 1 thread, 0.74 against 1.18
+/// at 2), for 16/9 of the weights where F(4x4, 3x3) takes 4x and streams them from memory.
+bool winograd2ByDefault(const std::vector<int64_t>& s, const Target& t) {
+  return t.isa == Isa::Avx512 && s[1] >= 32 && s[4] >= 32 && !winogradByDefault(s, t) &&
+         ((s[7] + 1) / 2) * ((s[8] + 1) / 2) >= 16;
 }
 
 /// kiln_cpu::conv2d_pointwise for s: 1x1, stride 1, no pads (its im2col matrix is X).
@@ -202,31 +213,36 @@ Expected<bool> emitCpuConv(const Node& n, EmitContext& ctx, bool fused) {
     const bool first = winogradByDefault(s, target);
     algos.insert(first ? algos.begin() : algos.end(), "winograd");
     plans.insert(first ? plans.begin() : plans.end(), std::vector<std::string>{""});
+    const bool first2 = winograd2ByDefault(s, target);
+    algos.insert(first2 ? algos.begin() : algos.end(), "winograd2");
+    plans.insert(first2 ? plans.begin() : plans.end(), std::vector<std::string>{""});
   }
   const std::string choice = ctx.tuned(
       fmt::format("conv2d {} {}", shape,
                   epilogueKey(n, fused, n.input(2) != nullptr, residual != nullFloat())),
       withPlans(algos, plans));
   const std::string plan = gemmPlanLiteral(choice);
-  if (choice == "winograd") {
-    const int64_t floats = winogradScratchFloats(s, tiles, ctx.threads());
+  if (choice == "winograd" || choice == "winograd2") {
+    const int tm = choice == "winograd2" ? 2 : 4;
+    const std::string fn = tm == 2 ? "conv2d_winograd2_f32" : "conv2d_winograd_f32";
+    const int64_t floats = winogradScratchFloats(s, tiles, ctx.threads(), tm);
     // kiln_cpu::conv2d_winograd_pack_weights, for the target's panel width.
-    std::vector<float> packed(size_t(36 * ((wd[0] + tiles.nr - 1) / tiles.nr * tiles.nr) * s[1]));
-    kiln_cpu::winograd_transform_weights(wsrc, wd[0], s[1], tiles.nr, packed.data());
+    std::vector<float> packed(size_t((tm + 2) * (tm + 2) *
+                                     ((wd[0] + tiles.nr - 1) / tiles.nr * tiles.nr) * s[1]));
+    kiln_cpu::winograd_transform_weights(wsrc, wd[0], s[1], tiles.nr, packed.data(), tm);
     std::string wp =
         ctx.derivedWeight(Tensor::fromVector(DType::F32, {int64_t(packed.size())}, packed));
     useCpuHeaders(ctx, "kiln_cpu/winograd.h");
-    ctx.call("kiln_cpu::conv2d_winograd_f32__" + tileName(target),
+    ctx.call("kiln_cpu::" + fn + "__" + tileName(target),
              tileCheck(target) +
                  fmt::format("static_assert(kiln_cpu::conv2d_winograd_applies({0}) && "
-                             "kiln_cpu::conv2d_winograd_scratch_floats({0}, {7}) == {8} && "
-                             "kiln_cpu::conv2d_winograd_packed_weight_floats({0}) == {9}, \"kiln "
-                             "and kiln_cpu disagree on the Winograd conv\"); "
-                             "kiln_cpu::conv2d_winograd_f32({0}, {1}, {2}, {3}, {4}, {5}, {6}, "
-                             "{10});",
+                             "kiln_cpu::conv2d_winograd_scratch_floats({0}, {7}, {11}) == {8} && "
+                             "kiln_cpu::conv2d_winograd_packed_weight_floats({0}, {11}) == {9}, "
+                             "\"kiln and kiln_cpu disagree on the Winograd conv\"); "
+                             "kiln_cpu::{12}({0}, {1}, {2}, {3}, {4}, {5}, {6}, {10});",
                              shape, ctx.input(0), wp, bias, ctx.output(0), epi,
                              floatScratch(ctx, floats), ctx.threads(), floats, packed.size(),
-                             ctx.threadPool()));
+                             ctx.threadPool(), tm, fn));
     return true;
   }
   if (choice == "pixrows") {

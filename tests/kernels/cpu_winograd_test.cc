@@ -1,6 +1,7 @@
-// Tests of kiln_cpu::conv2d_winograd_f32 (kernels/cpu/winograd.h: Winograd F(4x4, 3x3)) against
-// kiln_ref::conv_fused: edge image sizes (partial tiles at the right and bottom, images smaller
-// than a tile), begin and end pads 0..2, channel counts at the edges of the register tile and
+// Tests of kiln_cpu::conv2d_winograd_f32 and conv2d_winograd2_f32 (kernels/cpu/winograd.h:
+// Winograd F(4x4, 3x3) and F(2x2, 3x3); the CpuWinograd2 tests) against kiln_ref::conv_fused:
+// edge image sizes (partial tiles at the right and bottom, images smaller than a tile), begin
+// and end pads 0..2, channel counts at the edges of the register tile and
 // the output-channel chunks, several tile blocks per image (blocks starting mid tile row), bias,
 // residual, Relu and Sigmoid; bit-identical at 1, 2 and 3 threads, with no writes past y, the
 // packed weights or the scratch.
@@ -35,6 +36,9 @@ namespace {
 using namespace kiln_cpu_test;
 
 constexpr float kWinogradFactor = 8.0f;
+
+/// The output tile side under test: 4 (conv2d_winograd_f32) or 2 (conv2d_winograd2_f32).
+int g_tm = 4;
 
 struct WCase {
   int64_t N, C, H, W, M;
@@ -76,7 +80,8 @@ template <class Act>
 void checkWinograd(const WCase& c, Act act, bool with_bias, bool with_residual, Data data,
                    uint64_t seed) {
   SCOPED_TRACE(describe(c) + (with_bias ? " bias" : "") + (with_residual ? " residual" : "") +
-               (data == Data::kExact ? " exact" : " random"));
+               (data == Data::kExact ? " exact" : " random") + " F(" + std::to_string(g_tm) +
+               "x" + std::to_string(g_tm) + ", 3x3)");
   const kiln_cpu::Conv2dShape s = shapeOf(c);
   ASSERT_TRUE(kiln_cpu::conv2d_winograd_applies(s));
   const int64_t P = s.OH * s.OW, y_floats = c.N * c.M * P;
@@ -96,15 +101,18 @@ void checkWinograd(const WCase& c, Act act, bool with_bias, bool with_residual, 
     tol[i] = kWinogradFactor * float(c.C + 16) * kEps * abs_sum[i] + 4.0f * kEps * std::fabs(want[i]) +
              std::numeric_limits<float>::min();
 
-  const int64_t packed = kiln_cpu::conv2d_winograd_packed_weight_floats(s);
+  const int64_t packed = kiln_cpu::conv2d_winograd_packed_weight_floats(s, g_tm);
   Vec wp(size_t(packed + kGuard), kSentinel);
-  kiln_cpu::conv2d_winograd_pack_weights(s, w.data(), wp.data());
+  kiln_cpu::conv2d_winograd_pack_weights(s, w.data(), wp.data(), g_tm);
   EXPECT_TRUE(untouched(wp, 0, 0, 0, packed)) << "conv2d_winograd_pack_weights";
   const auto e = kiln_cpu::make_epilogue(act, nullptr, nullptr, rp, 0);
   auto run = [&](kiln_cpu::ThreadPool* p) {
-    const int64_t used = kiln_cpu::conv2d_winograd_scratch_floats(s, p ? p->size() : 1);
+    const int64_t used = kiln_cpu::conv2d_winograd_scratch_floats(s, p ? p->size() : 1, g_tm);
     Vec y(size_t(y_floats + kGuard), kSentinel), scratch(size_t(used + kGuard), kSentinel);
-    kiln_cpu::conv2d_winograd_f32(s, x.data(), wp.data(), bp, y.data(), e, scratch.data(), p);
+    if (g_tm == 2)
+      kiln_cpu::conv2d_winograd2_f32(s, x.data(), wp.data(), bp, y.data(), e, scratch.data(), p);
+    else
+      kiln_cpu::conv2d_winograd_f32(s, x.data(), wp.data(), bp, y.data(), e, scratch.data(), p);
     EXPECT_TRUE(untouched(y, 0, 0, 0, y_floats)) << "conv2d_winograd_f32 output";
     EXPECT_TRUE(untouched(scratch, 0, 0, 0, used)) << "conv2d_winograd_f32 scratch";
     return y;
@@ -164,9 +172,24 @@ TEST(CpuWinograd, Applies) {
   EXPECT_TRUE(with([](auto& s) { s.PH = 0; s.PW = 2; }));
 }
 
+/// Runs a test body for F(4x4, 3x3) (CpuWinograd) and F(2x2, 3x3) (CpuWinograd2).
+#define WINOGRAD_TESTS(name)           \
+  void name##Body();                   \
+  TEST(CpuWinograd, name) {            \
+    KILN_REQUIRE_ISA();                \
+    g_tm = 4;                          \
+    name##Body();                      \
+  }                                    \
+  TEST(CpuWinograd2, name) {           \
+    KILN_REQUIRE_ISA();                \
+    g_tm = 2;                          \
+    name##Body();                      \
+    g_tm = 4;                          \
+  }                                    \
+  void name##Body()
+
 // Every image size of the edge list against every other, C, M and the pads rotating.
-TEST(CpuWinograd, EdgeSizes) {
-  KILN_REQUIRE_ISA();
+WINOGRAD_TESTS(EdgeSizes) {
   const int64_t sizes[] = {1, 2, 3, 4, 5, 7, 8, 9, 14, 17};
   const int64_t chans[] = {1, 3, 12, 13, 32, 33, 64};
   uint64_t seed = 100;
@@ -183,8 +206,7 @@ TEST(CpuWinograd, EdgeSizes) {
 }
 
 // Every C against every M (one image size with a partial tile each way, pads 1).
-TEST(CpuWinograd, Channels) {
-  KILN_REQUIRE_ISA();
+WINOGRAD_TESTS(Channels) {
   const int64_t chans[] = {1, 3, 12, 13, 32, 33, 64};
   uint64_t seed = 300;
   for (int64_t C : chans)
@@ -193,8 +215,7 @@ TEST(CpuWinograd, Channels) {
                     Data::kRandom, seed++);
 }
 
-TEST(CpuWinograd, Pads) {
-  KILN_REQUIRE_ISA();
+WINOGRAD_TESTS(Pads) {
   uint64_t seed = 500;
   for (int64_t pt = 0; pt <= 2; ++pt)
     for (int64_t pl = 0; pl <= 2; ++pl)
@@ -205,8 +226,7 @@ TEST(CpuWinograd, Pads) {
 // Several tile blocks per image (blocks start mid tile row), several output-channel chunks
 // (the last one partial and narrower than a vector), units split over chunks when the blocks
 // are fewer than the threads, K deeper than kKC.
-TEST(CpuWinograd, BlocksAndChunks) {
-  KILN_REQUIRE_ISA();
+WINOGRAD_TESTS(BlocksAndChunks) {
   const WCase cases[] = {
       {1, 64, 40, 37, 64, 1, 1, 1, 1},    // 10 x 10 tiles: blocks of 48 tiles
       {2, 256, 17, 19, 40, 1, 2, 1, 0},   // blocks of 12 tiles, 2 chunks (the last partial)
@@ -222,16 +242,16 @@ TEST(CpuWinograd, BlocksAndChunks) {
   }
 }
 
-TEST(CpuWinograd, Epilogues) {
-  KILN_REQUIRE_ISA();
+WINOGRAD_TESTS(Epilogues) {
   checkAll(WCase{2, 13, 14, 17, 33, 1, 1, 1, 1}, 900);
   checkAll(WCase{2, 32, 8, 9, 12, 0, 2, 2, 0}, 910);
   checkWinograd(WCase{2, 12, 5, 7, 13, 1, 1, 1, 1}, kiln_ref::Clip<float>{-0.5f, 0.5f}, true,
                 true, Data::kRandom, 920);
 }
 
-// Runs last (gtest keeps the order of a file's tests): how close the errors came to the bound.
-TEST(CpuWinograd, WinogradError) {
+// Runs last (gtest keeps the order of a file's tests): how close the errors came to the bound,
+// over both tile sizes.
+TEST(CpuWinograd2, WinogradError) {
   KILN_REQUIRE_ISA();
   std::printf("[ winograd ] max |err| / (eps * (C + 16) * sum|w||x|) = %.3f (factor %.1f); "
               "max |err| / tol = %.4f\n",
