@@ -84,9 +84,10 @@ inline int64_t split_makespan(int64_t M, int64_t panels, int64_t T, int64_t bloc
 /// those projections from 90 to 74 us at 2 threads.
 inline GemmSplit rebalance_split(int64_t M, int64_t N, int64_t T, GemmSplit split) {
   const int64_t strips = (M + kMR - 1) / kMR, panels = (N + kNR - 1) / kNR;
+  if (strips * panels > 128) return split;  // before any counting: gemm_split runs every call
   const int64_t ideal = (M * panels + T - 1) / T;
   int64_t best = split_makespan(M, panels, T, split.block / kNR, split.m_chunk);
-  if (best * 100 <= ideal * 103 || strips * panels > 128) return split;
+  if (best * 100 <= ideal * 103) return split;
   int64_t best_units = (panels * kNR + split.block - 1) / split.block *
                        ((M + split.m_chunk - 1) / split.m_chunk);
   for (int64_t bp = 1; bp <= kNC / kNR && bp <= panels; ++bp)
