@@ -453,16 +453,24 @@ inline void conv2d(const Conv2dShape& s, const float* x, const float* w_packed, 
   const int64_t C = s.C, M = s.M, TW = tiles_w(s, TM), tiles = tiles_h(s, TM) * TW;
   const int threads = pool ? pool->size() : 1;
   // Even shares over the threads (the block size changes no sum: each tile's products run
-  // over C alone). Blocks of at most tiles / threads, in whole strips, so most units are
-  // the same size and a last short block is small (ResNet-50's 28x28 layer, 49 tiles: blocks
-  // of 24, 24, 1 rather than 36, 13). An image of fewer than two strips per thread also splits
-  // its output channels (its 14x14 layer, 16 tiles: one block, its chunks in two parts).
-  int64_t TB = block_tiles(s, TM);
-  if (threads > 1) {
-    const int64_t strips = tiles / (int64_t(threads) * kMR);
-    if (strips >= 1 && strips * kMR < TB) TB = strips * kMR;
+  // over C alone). The image's tiles go to the fewest blocks that fit the scratch (TB tiles),
+  // rounded up to a multiple of the threads while each block keeps a whole strip, as evenly as
+  // tiles allow (sizes differ by at most one): ResNet-50's 28x28 layer, 49 tiles, runs blocks
+  // of 25 and 24 at 1 and 2 threads, not 36 and 13 (1 thread) or 24, 24 and a 1-tile block that
+  // streamed all of U for one tile while the other thread waited (2 threads). An image of
+  // fewer than two strips per thread also splits its output channels (the 14x14 layer, 16
+  // tiles: one block, its chunks in two parts).
+  const int64_t TB = block_tiles(s, TM);
+  int64_t blocks = (tiles + TB - 1) / TB;
+  if (threads > 1 && blocks % threads != 0) {
+    const int64_t up = (blocks + threads - 1) / threads * threads;
+    if (tiles / up >= kMR) blocks = up;
   }
-  const int64_t blocks = (tiles + TB - 1) / TB;
+  // Block blk: tiles [t0, t0 + tb).
+  auto block_of = [&](int64_t blk, int64_t* t0, int64_t* tb) {
+    *t0 = blk * tiles / blocks;
+    *tb = (blk + 1) * tiles / blocks - *t0;
+  };
   const int64_t mcw = chunk_width(s), chunks = (M + mcw - 1) / mcw;
   const int64_t uper = conv2d_winograd_packed_weight_floats(s, TM) / XI, P = s.OH * s.OW;
   const int64_t base_units = s.N * blocks;
@@ -475,7 +483,9 @@ inline void conv2d(const Conv2dShape& s, const float* x, const float* w_packed, 
   // Input transform of channels [c0, c1) of block blk of image n into v: V[xi][c][t],
   // t = tile - t0.
   auto transform_in = [&](int64_t n, int64_t blk, int64_t c0, int64_t c1, float* v) {
-    const int64_t t0 = blk * TB, tb = tiles - t0 < TB ? tiles - t0 : TB, vs = xi_stride(C * tb);
+    int64_t t0, tb;
+    block_of(blk, &t0, &tb);
+    const int64_t vs = xi_stride(C * tb);
     for (int64_t c = c0; c < c1; ++c)
       for (int64_t t = t0; t < t0 + tb;) {
         const int64_t ty = t / TW, tx = t % TW;
@@ -488,8 +498,15 @@ inline void conv2d(const Conv2dShape& s, const float* x, const float* w_packed, 
   // The GEMMs and output transform of part `part`'s output-channel chunks from V in v.
   auto products_out = [&](int64_t n, int64_t blk, int64_t part, const float* v, float* buf) {
     float* mo = buf + sc.m;
-    const int64_t t0 = blk * TB, tb = tiles - t0 < TB ? tiles - t0 : TB;
+    int64_t t0, tb;
+    block_of(blk, &t0, &tb);
     const int64_t vs = xi_stride(C * tb), ms = xi_stride(tb * mcw);
+    // The block's strips: a whole first strip (it runs while U's panel comes from memory), the
+    // rest as even as kMR allows (25 tiles: 12, 7, 6, not 12, 12, 1: a strip of one or two rows
+    // waits on its fmas' latency). 16 tiles stay 12, 4: as 8, 8 the 14x14 layers at 2 threads
+    // were 5-8% slower.
+    const int64_t first = tb < kMR ? tb : kMR, rest = (tb - first + kMR - 1) / kMR;
+    auto strip_row = [&](int64_t q) { return q == 0 ? 0 : first + (q - 1) * (tb - first) / rest; };
     const int64_t ch1 = (part + 1) * per_part < chunks ? (part + 1) * per_part : chunks;
     for (int64_t ch = part * per_part; ch < ch1; ++ch) {
       const int64_t mc0 = ch * mcw, cols = M - mc0 < mcw ? M - mc0 : mcw;
@@ -505,10 +522,11 @@ inline void conv2d(const Conv2dShape& s, const float* x, const float* w_packed, 
           const float* next = j + kNR < cols ? ux + (j / kNR + 1) * C * kNR
                               : xi + 1 < XI  ? ux + uper
                                              : nullptr;
-          for (int64_t r = 0; r < tb; r += kMR) {
-            const int rows = int(tb - r < kMR ? tb - r : kMR);
+          for (int64_t q = 0; q <= rest; ++q) {
+            const int64_t r = strip_row(q);
+            const int rows = int((q == rest ? tb : strip_row(q + 1)) - r);
             tile_rows<kMR>(rows, narrow, C, vx + r, tb, ux + (j / kNR) * C * kNR,
-                           mx + r * mcw + j, mcw, r == 0 ? next : nullptr);
+                           mx + r * mcw + j, mcw, q == 0 ? next : nullptr);
           }
         }
       }
