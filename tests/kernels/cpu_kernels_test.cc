@@ -443,6 +443,10 @@ const ConvCase kConvCases[] = {
   {"5x5_p1_end_pad",    1,  2, 12, 11,  3, 5, 5, 1, 1, 1, 1, 1, 2, 4, 3, 1},
   {"3x3_s3x2_wide",     1,  3, 13, 70, 13, 3, 3, 3, 2, 1, 1, 1, 1, 1, 0, 1},
   {"3x3_s2_d2_odd_pad", 1,  4, 15, 45,  7, 3, 3, 2, 2, 2, 2, 3, 1, 0, 2, 1},
+  // Row tiles (rows fill the lanes at least as well as flat tiles): whole 32-column tiles and
+  // a 16-column one per row, output channels past a strip.
+  {"3x3_s1_row_tiles",  1,  5,  7, 32, 14, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},
+  {"7x7_s2_row_tiles",  1,  3, 10, 96, 20, 7, 7, 2, 2, 1, 1, 3, 3, 3, 3, 1},
   // Stride-2 rows wide enough for copy_floats_stride2's vector pairs.
   {"7x7_s2_p3_wide",    1,  3,  9, 112, 16, 7, 7, 2, 2, 1, 1, 3, 3, 3, 3, 1},
   {"3x3_s2_p1_wide",    1,  4,  6, 75,  8, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 1},
