@@ -228,6 +228,72 @@ inline void input_column<2>(const V::R* d, V::R* r) {
   input_1d2(d, r);
 }
 
+#if defined(KILN_CPU_AVX512)
+/// Whether input_lanes takes images of tw tiles per row: every tile row's patches within the
+/// 32 columns of two loads, and rows of fewer tiles than lanes (so input_segment would leave
+/// lanes empty: ResNet-50's 14x14 and 28x28 layers by F(4x4) use 4 and 7 of 16, its 7x7 layers
+/// by F(2x2) 4).
+constexpr bool input_lanes_apply(int64_t tw, int tm) {
+  return tw < V::kLanes && tm * (tw - 1) + tm + 2 <= 2 * V::kLanes;
+}
+
+/// input_segment for n (at most L) consecutive tiles t, t + 1, ... of the image across tile rows
+/// (tw tiles per row), one tile per lane: per tile row, two loads of its patch rows and a
+/// permute of each patch column into its lanes. The same arithmetic per tile as input_segment,
+/// so the same V; with 4 tiles per row it does the transforms' arithmetic once per 16 tiles
+/// rather than per 4, and stores whole vectors.
+template <int TM>
+inline void input_lanes(const Conv2dShape& s, const float* xc, int64_t tw, int64_t t, int n,
+                        float* v, int64_t xi_stride) {
+  constexpr int L = V::kLanes, A = TM + 2;
+  struct Run {
+    int64_t ty, col;  // the tile row, the input column of its first patch
+    __mmask16 lanes;
+    __m512i idx[A];   // lane l: column TM (l - l0) + j of the two loads
+  };
+  Run runs[L];
+  int nr = 0;
+  const __m512i iota = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+  for (int l = 0; l < n;) {
+    const int64_t ty = (t + l) / tw, tx = (t + l) % tw;
+    const int len = int(tw - tx < n - l ? tw - tx : n - l);
+    Run& r = runs[nr++];
+    r.ty = ty;
+    r.col = TM * tx - s.PW;
+    r.lanes = __mmask16(V::mask(l + len) & ~V::mask(l));
+    const __m512i base = _mm512_mullo_epi32(_mm512_sub_epi32(iota, _mm512_set1_epi32(l)),
+                                            _mm512_set1_epi32(TM));
+    for (int j = 0; j < A; ++j) r.idx[j] = _mm512_add_epi32(base, _mm512_set1_epi32(j));
+    l += len;
+  }
+  V::R t_[A][A];
+  for (int i = 0; i < A; ++i) {
+    V::R d[A];
+    for (int j = 0; j < A; ++j) d[j] = V::zero();
+    for (int q = 0; q < nr; ++q) {
+      const int64_t ih = TM * runs[q].ty - s.PH + i;
+      if (ih < 0 || ih >= s.H) continue;
+      const float* xr = xc + ih * s.W;
+      const V::R lo = load_cols(xr, s.W, runs[q].col), hi = load_cols(xr, s.W, runs[q].col + L);
+      for (int j = 0; j < A; ++j)
+        d[j] = _mm512_mask_mov_ps(d[j], runs[q].lanes,
+                                  _mm512_permutex2var_ps(lo, runs[q].idx[j], hi));
+    }
+    input_column<TM>(d, t_[i]);
+  }
+  for (int j = 0; j < A; ++j) {
+    V::R d[A], r[A];
+    for (int i = 0; i < A; ++i) d[i] = t_[i][j];
+    input_column<TM>(d, r);
+    for (int i = 0; i < A; ++i) V::store(v + (i * A + j) * xi_stride, r[i], n);
+  }
+}
+#else
+constexpr bool input_lanes_apply(int64_t, int) { return false; }
+template <int TM>
+inline void input_lanes(const Conv2dShape&, const float*, int64_t, int64_t, int, float*, int64_t) {}
+#endif
+
 /// One register tile: rows (tiles) [0, R) x kNR columns (NV = 1: the first L only) of
 /// M = V * U over all C: a[c * lda + r], b[c * kNR + col], out[r * ldo + col].
 template <int R, int NV>
@@ -342,6 +408,13 @@ inline void conv2d(const Conv2dShape& s, const float* x, const float* w_packed, 
     int64_t t0, tb;
     block_of(blk, &t0, &tb);
     const int64_t vs = xi_stride(C * tb);
+    if (input_lanes_apply(TW, TM)) {
+      for (int64_t c = c0; c < c1; ++c)
+        for (int64_t t = t0; t < t0 + tb; t += L)
+          input_lanes<TM>(s, x + (n * C + c) * s.H * s.W, TW, t,
+                          int(t0 + tb - t < L ? t0 + tb - t : L), v + c * tb + (t - t0), vs);
+      return;
+    }
     for (int64_t c = c0; c < c1; ++c)
       for (int64_t t = t0; t < t0 + tb;) {
         const int64_t ty = t / TW, tx = t % TW;
