@@ -296,10 +296,20 @@ inline void conv2d_direct_f32(const Conv2dShape& s, const float* x, const float*
                               int64_t max_plane_floats, ThreadPool* pool,
                               GemmPlan plan = {}) {
   using conv_direct_detail::band_tiles;
-  const conv_direct_detail::Planes d = conv_direct_detail::planes_of(s, max_plane_floats);
+  // d0: the tallest band within the budget (the scratch's layout); d: the bands run, as many
+  // as d0 needs rounded up to a multiple of the threads, of even heights (ResNet-50's 56 -> 28
+  // stride-2 conv: 14 + 14 rows, not 16 + 12 that left one of 2 threads idle for 2 rows).
+  const conv_direct_detail::Planes d0 = conv_direct_detail::planes_of(s, max_plane_floats);
+  const int threads = pool ? pool->size() : 1;
+  const conv_direct_detail::Planes d = [&] {
+    if (d0.OHb >= s.OH) return d0;
+    int64_t n = (s.OH + d0.OHb - 1) / d0.OHb;
+    if (n % threads != 0 && (n + threads - 1) / threads * threads <= s.OH)
+      n = (n + threads - 1) / threads * threads;
+    return conv_direct_detail::planes_for_band(s, (s.OH + n - 1) / n);
+  }();
   const int64_t G = s.group, Cg = s.C / G, Mg = s.M / G;
   const int64_t taps = s.KH * s.KW, K = Cg * taps, P = s.OH * s.OW;
-  const int threads = pool ? pool->size() : 1;
   int64_t tap[64];
   for (int64_t t = 0; t < taps; ++t) {
     const int64_t ri = (t / s.KW) * s.DH, cj = (t % s.KW) * s.DW;
@@ -317,8 +327,8 @@ inline void conv2d_direct_f32(const Conv2dShape& s, const float* x, const float*
     eg.ld_residual = P;
     return eg;
   };
-  const int64_t plane_sets = d.OHb < s.OH ? threads : 1;
-  float* tiles = scratch + d.floats * plane_sets;
+  const int64_t plane_sets = d0.OHb < s.OH ? threads : 1;
+  float* tiles = scratch + d0.floats * plane_sets;
   const int64_t wper = conv2d_direct_packed_weight_floats(s) / G;
   // Fills the planes of band oh0 (channels [c0, c1), c1 == Cg + 1 including the zero tail).
   auto fill = [&](const float* xg, float* xp, int64_t oh0, int64_t c0, int64_t c1) {
@@ -337,7 +347,7 @@ inline void conv2d_direct_f32(const Conv2dShape& s, const float* x, const float*
     // thread in its own planes.
     parallel_for(pool, s.N * G * bands, [&](int64_t unit, int tid) {
       const int64_t n = unit / (G * bands), g = unit / bands % G, oh0 = unit % bands * d.OHb;
-      float* xp = scratch + int64_t(tid) * d.floats;
+      float* xp = scratch + int64_t(tid) * d0.floats;
       fill(x + (n * s.C + g * Cg) * s.H * s.W, xp, oh0, 0, Cg + 1);
       const int64_t yoff = (n * s.M + g * Mg) * P;
       if (rows) {
