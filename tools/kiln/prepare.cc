@@ -195,8 +195,11 @@ Expected<std::string> prepareArtifact(const ModelArgs& model, const CodegenArgs&
     if (ec || ::stat(exe.c_str(), &st) != 0) return std::string();
     return fmt::format("{}:{}:{}.{}", st.st_size, st.st_ino, st.st_mtim.tv_sec, st.st_mtim.tv_nsec);
   }();
+  // KILN_CXXFLAGS (extra flags for the generated C++: sanitizers, a level) builds other code.
+  const char* extra_flags = std::getenv("KILN_CXXFLAGS");
   std::string key = fmt::format(
-      "{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}", sha256Hex(bytes), KILN_VERSION, self,
+      "{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}", sha256Hex(bytes), KILN_VERSION, self,
+      extra_flags ? extra_flags : "",
       codegen.target, codegen.threads, codegen.profile, codegen.optLevel, codegen.name, codegen.weights, codegen.cxx,
       fmt::join(args.shapes, ";"), fmt::join(codegen.memoryPools, ";"), codegen.passes,
       codegen.fastMath, codegen.maxLoopIterations, fmt::join(codegen.maxDims, ";"));
