@@ -25,7 +25,9 @@
 //    (pack_b_panels' layout: per xi, [M / kNR][C][kNR], zero past M).
 //  * V_xi is written by the input transform as [xi][c][tile] (tiles contiguous): the transform
 //    runs with the tiles of a tile row in the vector lanes (input rows split into 4 column
-//    phases with deinterleave2, so lane t reads columns 4t..4t+5), and the register tile reads
+//    phases with deinterleave2, so lane t reads columns 4t..4t+5); on AVX-512, images of fewer
+//    tiles per row than lanes put consecutive tiles across tile rows in the lanes instead
+//    (input_lanes: 16 tiles of a 14x14 image per vector, not 4), and the register tile reads
 //    its 12 tiles of channel c as 12 consecutive floats (the stride between channels is the
 //    block's tile count). Each register tile runs all C channels in registers, c ascending,
 //    then is stored to M_xi[tile][m] (a chunk of at most kMc output channels at a time). This
