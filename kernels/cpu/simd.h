@@ -50,6 +50,10 @@ struct V {
   static R load_range(const float* p, int a, int b) {
     return _mm512_maskz_loadu_ps(__mmask16(mask(b) & ~mask(a)), p);
   }
+  /// Lanes [a, b) from p[a..b), `fill` elsewhere; lanes outside are not read.
+  static R load_range_or(const float* p, int a, int b, float fill) {
+    return _mm512_mask_loadu_ps(set1(fill), __mmask16(mask(b) & ~mask(a)), p);
+  }
   static void store(float* p, R v) { _mm512_storeu_ps(p, v); }
   static void store(float* p, R v, int n) { _mm512_mask_storeu_ps(p, mask(n), v); }
   /// Lanes [0, n) from p[0], p[stride], p[2 * stride], ... (a gather), the others zero.
@@ -89,9 +93,20 @@ struct V {
     *even = _mm512_permutex2var_ps(a, ie, b);
     *odd = _mm512_permutex2var_ps(a, io, b);
   }
+  /// Lanes s..L-1 of lo, then lanes 0..s-1 of hi (s in [0, L]): lo:hi shifted down s lanes.
+  static R shift_in(R lo, R hi, int s) {
+    const __m512i i = _mm512_add_epi32(
+        _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+        _mm512_set1_epi32(s));
+    return _mm512_permutex2var_ps(lo, i, hi);
+  }
   /// Whether some lane of a equals x (ordered: NaN equals nothing), without leaving registers.
   static bool any_eq(R a, float x) {
     return _mm512_cmp_ps_mask(a, _mm512_set1_ps(x), _CMP_EQ_OQ) != 0;
+  }
+  /// The same over lanes [0, n) only.
+  static bool any_eq(R a, float x, int n) {
+    return _mm512_mask_cmp_ps_mask(mask(n), a, _mm512_set1_ps(x), _CMP_EQ_OQ) != 0;
   }
   /// Lane sum in a fixed order (pairwise over lanes 0..15): the same for the same input.
   static float reduce_add(R a) {
@@ -118,6 +133,10 @@ struct V {
   static R load(const float* p, int n) { return _mm256_maskload_ps(p, mask(n)); }
   static R load_range(const float* p, int a, int b) {
     return _mm256_maskload_ps(p, _mm256_andnot_si256(mask(a), mask(b)));
+  }
+  static R load_range_or(const float* p, int a, int b, float fill) {
+    const __m256i m = _mm256_andnot_si256(mask(a), mask(b));
+    return _mm256_blendv_ps(set1(fill), _mm256_maskload_ps(p, m), _mm256_castsi256_ps(m));
   }
   static void store(float* p, R v) { _mm256_storeu_ps(p, v); }
   static void store(float* p, R v, int n) { _mm256_maskstore_ps(p, mask(n), v); }
@@ -153,8 +172,19 @@ struct V {
     *even = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(e), 0xD8));
     *odd = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(o), 0xD8));
   }
+  static R shift_in(R lo, R hi, int s) {
+    const __m256i i = _mm256_add_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7),
+                                       _mm256_set1_epi32(s));
+    const __m256i from_hi = _mm256_cmpgt_epi32(i, _mm256_set1_epi32(7));
+    return _mm256_blendv_ps(_mm256_permutevar8x32_ps(lo, i), _mm256_permutevar8x32_ps(hi, i),
+                            _mm256_castsi256_ps(from_hi));
+  }
   static bool any_eq(R a, float x) {
     return _mm256_movemask_ps(_mm256_cmp_ps(a, _mm256_set1_ps(x), _CMP_EQ_OQ)) != 0;
+  }
+  static bool any_eq(R a, float x, int n) {
+    return (_mm256_movemask_ps(_mm256_cmp_ps(a, _mm256_set1_ps(x), _CMP_EQ_OQ)) &
+            ((1 << n) - 1)) != 0;
   }
   static float reduce_add(R a) {
     alignas(32) float t[8];
@@ -186,6 +216,11 @@ struct V {
   }
   static R load_range(const float* p, int a, int b) {
     R r = zero();
+    for (int i = a; i < b; ++i) r.v[i] = p[i];
+    return r;
+  }
+  static R load_range_or(const float* p, int a, int b, float fill) {
+    R r = set1(fill);
     for (int i = a; i < b; ++i) r.v[i] = p[i];
     return r;
   }
@@ -241,8 +276,18 @@ struct V {
     *even = R{{a.v[0], a.v[2], b.v[0], b.v[2]}};
     *odd = R{{a.v[1], a.v[3], b.v[1], b.v[3]}};
   }
+  static R shift_in(R lo, R hi, int s) {
+    R r;
+    for (int i = 0; i < 4; ++i) r.v[i] = i + s < 4 ? lo.v[i + s] : hi.v[i + s - 4];
+    return r;
+  }
   static bool any_eq(R a, float x) {
     return a.v[0] == x || a.v[1] == x || a.v[2] == x || a.v[3] == x;
+  }
+  static bool any_eq(R a, float x, int n) {
+    for (int i = 0; i < n; ++i)
+      if (a.v[i] == x) return true;
+    return false;
   }
   static float reduce_add(R a) { return pairwise_sum(a.v, 4); }
   static R max(R a, R b) {
