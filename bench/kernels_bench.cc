@@ -395,6 +395,7 @@ void registerAll() {
       {"resnet50_1x512x7x7_1x1_2048", 512, 7, 2048, 1, 1, true},
       {"resnet50_1x1024x14x14_1x1s2_2048", 1024, 14, 2048, 1, 2},
       {"resnet50_1x256x14x14_3x3s2_256", 256, 14, 256, 3, 2},
+      {"resnet50_1x128x56x56_3x3s2_128", 128, 56, 128, 3, 2},
   };
   for (const bool res : {false, true}) {
     const std::string suffix = res ? "_residual" : "";

@@ -290,20 +290,29 @@ inline void scatter_row_phases(const float* xr, int64_t cols, int64_t SW, int64_
     copy_floats(prow + PW, xr, cols);
     return;
   }
-  int64_t k = 0;
   if (SW == 2) {
     float* de = prow + (PW % 2) * plane + PW / 2;
     float* dd = prow + ((PW + 1) % 2) * plane + (PW + 1) / 2;
+    int64_t k = 0;
     for (; 2 * k + 2 * L <= cols; k += L) {
       V::R ev, od;
       V::deinterleave2(V::load(xr + 2 * k), V::load(xr + 2 * k + L), &ev, &od);
       V::store(de + k, ev);
       V::store(dd + k, od);
     }
-    k *= 2;
+    // The last r < 2 L columns with masks (a 56-wide row ran 24 of its 56 columns scalar).
+    const int r = int(cols - 2 * k);
+    if (r > 0) {
+      V::R ev, od;
+      const V::R lo = V::load(xr + 2 * k, r < L ? r : L);
+      V::deinterleave2(lo, V::load(xr + 2 * k + L, r > L ? r - L : 0), &ev, &od);
+      V::store(de + k, ev, (r + 1) / 2);
+      if (r > 1) V::store(dd + k, od, r / 2);
+    }
+    return;
   }
-  int64_t qm = (k + PW) % SW, qd = (k + PW) / SW;
-  for (int64_t iw = k; iw < cols; ++iw) {
+  int64_t qm = PW % SW, qd = PW / SW;
+  for (int64_t iw = 0; iw < cols; ++iw) {
     prow[qm * plane + qd] = xr[iw];
     if (++qm == SW) {
       qm = 0;
