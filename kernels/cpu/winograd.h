@@ -85,10 +85,14 @@ constexpr int64_t chunk_width(const Conv2dShape& s) {
   return m < kMc ? m : kMc;
 }
 
-/// Tiles per block: kMR multiples whose V (xis x C) and M chunk (xis x chunk) fit the budget,
-/// at least one strip, at most the image's tiles.
+/// Tiles per block: the image's tiles when their V (xis x C) and M chunk (xis x chunk) fit the
+/// budget (every block streams all of U: ResNet-50's 14x14 layer, 16 tiles, ran as blocks of
+/// 12 and 4 tiles, then 8 and 8, reading its 9.4 MB of U twice), else kMR multiples that fit,
+/// at least one strip, at most kMaxBlockStrips.
 constexpr int64_t block_tiles(const Conv2dShape& s, int tm) {
   const int64_t per_tile = xis(tm) * (s.C + chunk_width(s));
+  const int64_t image = tiles_h(s, tm) * tiles_w(s, tm);
+  if (image * per_tile <= kBlockBudget && image <= kMaxBlockStrips * kMR) return image;
   int64_t strips = kBlockBudget / (per_tile * kMR);
   if (strips < 1) strips = 1;
   if (strips > kMaxBlockStrips) strips = kMaxBlockStrips;

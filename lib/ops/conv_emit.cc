@@ -59,8 +59,11 @@ int64_t winogradScratchFloats(const std::vector<int64_t>& s, const Tiles& t, int
   const int64_t C = s[1], M = s[4], lanes = t.nr / 2, xi = (tm + 2) * (tm + 2);
   const int64_t mp = (M + t.nr - 1) / t.nr * t.nr, chunk = std::min(mp, 2 * t.nr);
   const int64_t tiles = ((s[7] + tm - 1) / tm) * ((s[8] + tm - 1) / tm);
-  const int64_t strips = std::clamp<int64_t>((int64_t(1) << 18) / (xi * (C + chunk) * t.mr), 1, 8);
-  const int64_t tb = std::min(strips * t.mr, tiles);
+  const int64_t budget = int64_t(1) << 18, perTile = xi * (C + chunk);
+  const int64_t strips = std::clamp<int64_t>(budget / (perTile * t.mr), 1, 8);
+  // The whole image as one block when it fits (block_tiles).
+  const int64_t tb = tiles * perTile <= budget && tiles <= 8 * t.mr ? tiles
+                                                                     : std::min(strips * t.mr, tiles);
   auto xiStride = [](int64_t n) {
     const int64_t lines = (n + 15) / 16;
     return (lines % 2 == 0 ? lines + 1 : lines) * 16;

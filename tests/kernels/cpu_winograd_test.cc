@@ -234,6 +234,8 @@ WINOGRAD_TESTS(BlocksAndChunks) {
       {2, 300, 9, 9, 70, 2, 2, 0, 0},     // C > kKC, M = 64 + 6
       {1, 3, 70, 66, 5, 1, 1, 1, 1},      // many blocks of 96 tiles, wide rows (> 16 tiles)
       {1, 512, 7, 7, 512, 1, 1, 1, 1},    // ResNet-50's last 3x3: 4 tiles
+      {1, 256, 14, 14, 128, 1, 1, 1, 1},  // 16 tiles: the whole image one block (strips of 12
+                                          // and 4), 2 chunks (split at 2 and 3 threads)
   };
   uint64_t seed = 700;
   for (const WCase& c : cases) {
