@@ -79,7 +79,6 @@ class ThreadPool {
     invoke_ = [](const void* job, int64_t u, int t) {
       (*static_cast<F*>(const_cast<void*>(job)))(u, t);
     };
-    units_ = units;
     // Each thread owns an even share of the units, [t * units / size, (t + 1) * units / size),
     // and takes it in ascending order before it takes what is left of the others' shares. A
     // kernel's units are laid out so that neighbours share data (a panel of weights, a band of
@@ -209,7 +208,7 @@ class ThreadPool {
   std::condition_variable wake_;
   const void* job_ = nullptr;
   void (*invoke_)(const void*, int64_t, int) = nullptr;
-  int64_t units_ = 0, chunk_ = 1;
+  int64_t chunk_ = 1;
   // A thread's share of the current job: the next unit to claim, and the share's end.
   struct alignas(64) Share {
     std::atomic<int64_t> next{0};
