@@ -36,17 +36,28 @@ if [[ ${KILN_SKIP_SANITIZE:-0} != 1 ]]; then
     "${fuzz_targets[@]/#/fuzz_}" >build-asan/build.log 2>&1 || show_failure build-asan/build.log
   export ASAN_OPTIONS=detect_leaks=0:detect_container_overflow=0 UBSAN_OPTIONS=halt_on_error=1
   tests/bad_inputs/check_bad_inputs.sh build-asan/tools/kiln/kiln build/tests/bad_inputs
-  # The unit suite, each binary run once (not a process per test as ctest runs them).
-  # The CPU kernels at the host's ISA (-O1: see tests/CMakeLists.txt); the portable build runs
-  # unsanitized in CTest (its code paths are the same loops with narrower vectors). The
-  # Winograd BlocksAndChunks cases (512 channels; the same code paths as the smaller Winograd
-  # cases run here) run unsanitized in CTest only: CI time.
-  for t in kiln_unit_tests kiln_cpu_kernels_avx512; do
-    log="build-asan/$t.log"
-    filter=()
-    [[ $t == kiln_cpu_kernels_avx512 ]] && filter=(--gtest_filter=-*BlocksAndChunks*)
-    build-asan/tests/$t --gtest_brief=1 "${filter[@]}" >"$log" 2>&1 || show_failure "$log"
-    tail -n 1 "$log"
+  # The unit suite and the CPU kernels at the host's ISA, each binary run once (not a process
+  # per test as ctest runs them), the kernels as two gtest shards, all three side by side. The
+  # portable kernel build runs unsanitized in CTest (its code paths are the same loops with
+  # narrower vectors). The Winograd BlocksAndChunks cases (512 channels; the same code paths as
+  # the smaller Winograd cases run here) run unsanitized in CTest only: CI time.
+  run_logged() {  # LOG BINARY ARGS...: runs in the background, its pid in $!
+    local log=$1
+    shift
+    "$@" >"$log" 2>&1 &
+  }
+  pids=() logs=()
+  run_logged build-asan/kiln_unit_tests.log build-asan/tests/kiln_unit_tests --gtest_brief=1
+  pids+=($!) logs+=(build-asan/kiln_unit_tests.log)
+  for shard in 0 1; do
+    log="build-asan/kiln_cpu_kernels_avx512.$shard.log"
+    GTEST_TOTAL_SHARDS=2 GTEST_SHARD_INDEX=$shard run_logged "$log" \
+      build-asan/tests/kiln_cpu_kernels_avx512 --gtest_brief=1 --gtest_filter=-*BlocksAndChunks*
+    pids+=($!) logs+=("$log")
+  done
+  for i in "${!pids[@]}"; do
+    wait "${pids[$i]}" || show_failure "${logs[$i]}"
+    tail -n 1 "${logs[$i]}"
   done
   # Each fuzz target for a short fixed time (scripts/fuzz.sh runs them longer).
   KILN_FUZZ_BUILD=build-asan scripts/fuzz.sh "${KILN_CI_FUZZ_SECONDS:-6}" "${fuzz_targets[@]}"
