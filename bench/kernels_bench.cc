@@ -119,6 +119,15 @@ void setFlopCounters(benchmark::State& state, const WallTimer& timer, double flo
   state.counters["pct_peak"] = 100.0 * gflops / (corePeakGflops() * benchThreads());
 }
 
+/// Copies of packed weights totalling at least 96 MB (3x this machine's L3) when
+/// KILN_BENCH_COLD_WEIGHTS=1, else none.
+std::vector<std::vector<float>> coldCopies(const std::vector<float>& w) {
+  const char* env = std::getenv("KILN_BENCH_COLD_WEIGHTS");
+  if (!env || std::string(env) != "1" || w.empty()) return {};
+  const size_t bytes = w.size() * sizeof(float), n = (size_t(96) << 20) / bytes + 2;
+  return std::vector<std::vector<float>>(n, w);
+}
+
 void BM_PeakFma(benchmark::State& state) {
   const int64_t iters = 1 << 20;
   const WallTimer timer;
@@ -283,15 +292,20 @@ void BM_ConvWinograd(benchmark::State& state, int64_t C, int64_t HW, int64_t M, 
   std::vector<float> scratch(size_t(
       kiln_cpu::conv2d_winograd_scratch_floats(s, benchPool() ? benchPool()->size() : 1, tm)));
   kiln_cpu::conv2d_winograd_pack_weights(s, w.data(), wp.data(), tm);
+  // KILN_BENCH_COLD_WEIGHTS=1: rotate over copies of the packed weights (at least 96 MB in
+  // all), so each call streams them from memory as in a model whose other layers evicted them.
+  const std::vector<std::vector<float>> copies = coldCopies(wp);
   const auto e = kiln_cpu::make_epilogue(kiln_ref::Relu{}, nullptr, nullptr, nullptr, 0);
   const WallTimer timer;
+  size_t round = 0;
   for (auto _ : state) {
+    const float* u = copies.empty() ? wp.data() : copies[round++ % copies.size()].data();
     if (tm == 2)
-      kiln_cpu::conv2d_winograd2_f32(s, x.data(), wp.data(), bias.data(), y.data(), e,
-                                     scratch.data(), benchPool());
+      kiln_cpu::conv2d_winograd2_f32(s, x.data(), u, bias.data(), y.data(), e, scratch.data(),
+                                     benchPool());
     else
-      kiln_cpu::conv2d_winograd_f32(s, x.data(), wp.data(), bias.data(), y.data(), e,
-                                    scratch.data(), benchPool());
+      kiln_cpu::conv2d_winograd_f32(s, x.data(), u, bias.data(), y.data(), e, scratch.data(),
+                                    benchPool());
     benchmark::ClobberMemory();
   }
   setFlopCounters(state, timer, 2.0 * double(M) * double(C * 9) * double(HW * HW));
