@@ -156,6 +156,22 @@ void BM_GemmPackedB(benchmark::State& state, int64_t M, int64_t N, int64_t K) {
   setFlopCounters(state, timer, 2.0 * double(M) * double(N) * double(K));
 }
 
+/// The same product with A read in place (gemm_f32_rowa_packed_b: a channels-last 1x1 conv, A
+/// the pixels x input channels).
+void BM_GemmRowA(benchmark::State& state, int64_t M, int64_t N, int64_t K) {
+  const std::vector<float> a = randomFloats(M * K, 1), b = randomFloats(K * N, 2);
+  std::vector<float> panels(size_t(kiln_cpu::packed_b_floats(K, N))), c(size_t(M * N));
+  kiln_cpu::pack_b_panels(b.data(), K, N, panels.data());
+  const auto e = kiln_cpu::make_epilogue(kiln_ref::NoActivation{}, nullptr, nullptr, nullptr, 0);
+  const WallTimer timer;
+  for (auto _ : state) {
+    kiln_cpu::gemm_f32_rowa_packed_b(M, N, K, a.data(), K, panels.data(), c.data(), N, e,
+                                     benchPool());
+    benchmark::ClobberMemory();
+  }
+  setFlopCounters(state, timer, 2.0 * double(M) * double(N) * double(K));
+}
+
 /// C[M, N] = A * B for a few rows with B packed ahead (a classifier's fully connected layer at
 /// batch 1), by gemv_f32_packed_b or (gemv false) the GEMM driver, gemm_f32_packed_b. Bound by
 /// streaming B: counter GB_s, packed weights read per second. cold: each run reads another of
@@ -370,6 +386,15 @@ void registerAll() {
                                  BM_GemmPackedB, g.M, g.N, g.K)
         ->UseRealTime()
         ->Unit(benchmark::kMillisecond);
+  // MobileNetV2's 7x7 1x1 convs, channels-last: 49 pixel rows (A read in place).
+  const Shape rowa[] = {{"mobilenetv2_7x7_320_1280", 49, 1280, 320},
+                        {"mobilenetv2_7x7_960_320", 49, 320, 960},
+                        {"mobilenetv2_7x7_160_960", 49, 960, 160}};
+  for (const Shape& g : rowa)
+    benchmark::RegisterBenchmark(("gemm_rowa/" + dims(g.M, g.N, g.K) + "/" + g.model).c_str(),
+                                 BM_GemmRowA, g.M, g.N, g.K)
+        ->UseRealTime()
+        ->Unit(benchmark::kMicrosecond);
   // Classifiers at batch 1 (and a batch of 4): GEMV against the GEMM driver, cold and hot B.
   const Shape fewRows[] = {{"mobilenetv2_fc", 1, 1000, 1280},
                            {"resnet50_fc", 1, 1000, 2048},

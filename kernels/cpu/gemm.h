@@ -471,8 +471,14 @@ inline void gemm_packed_a(int64_t M, int64_t N, int64_t K, const float* ap, Pane
       // panels while it is in L1, the block of B (kc x nc) stays in L2 across the strips. (Panel
       // by panel instead, a 32 KB panel does not stay in a 32 KB L1 across the strips either,
       // and the strips of A stream in from L3 once per panel rather than once per block.)
-      for (int64_t m = mb0; m < mb1; m += kMR) {
-        const int rows = int(mb1 - m < kMR ? mb1 - m : kMR);
+      // A read in place (RowA) takes strips of balanced heights (49 rows: 10, 10, 10, 10, 9,
+      // not 12, 12, 12, 12, 1, whose 1-row tile waits on its fma chains' latency); packed A
+      // comes in strips of kMR.
+      const int64_t strips = (mb1 - mb0 + kMR - 1) / kMR;
+      for (int64_t q = 0, m = mb0; q < strips; ++q) {
+        const int64_t m_end = RowA ? mb0 + (q + 1) * (mb1 - mb0) / strips
+                                   : (mb1 < m + kMR ? mb1 : m + kMR);
+        const int rows = int(m_end - m);
         const float* am = RowA ? ap + m * lda + k0 : ap + packed_a_index(M, K, m / kMR, k0, 0);
         // Packed A: the strip after this one (this k block's next, else the next k block's
         // first) comes into L1 during this strip's last tile.
@@ -490,6 +496,7 @@ inline void gemm_packed_a(int64_t M, int64_t N, int64_t K, const float* ap, Pane
               rows, kc, am, lda, bj, bp.ldb, c + m * ldc + n0 + j, ldc, cols, accumulate, last, e,
               m, n0 + j, j + kNR >= nc ? next : gemm_detail::Ahead{});
         }
+        m = m_end;
       }
       if (K == 0) break;
     }
