@@ -119,7 +119,7 @@ void setFlopCounters(benchmark::State& state, const WallTimer& timer, double flo
   state.counters["pct_peak"] = 100.0 * gflops / (corePeakGflops() * benchThreads());
 }
 
-/// Copies of packed weights totalling at least 96 MB (3x this machine's L3) when
+/// Copies of packed weights totalling at least 96 MB (more than these machines' L3) when
 /// KILN_BENCH_COLD_WEIGHTS=1, else none.
 std::vector<std::vector<float>> coldCopies(const std::vector<float>& w) {
   const char* env = std::getenv("KILN_BENCH_COLD_WEIGHTS");
@@ -140,8 +140,9 @@ void BM_PeakFma(benchmark::State& state) {
       kFlopsPerFmaRound * double(iters) * double(state.iterations()) / timer.seconds() * 1e-9;
 }
 
-/// C = A * B with B packed ahead (pack_b_panels), as for MatMul/Gemm with constant weights.
-void BM_GemmPackedB(benchmark::State& state, int64_t M, int64_t N, int64_t K) {
+/// C = A * B with B packed ahead (pack_b_panels), as for MatMul/Gemm with constant weights;
+/// rowa: A read in place (gemm_f32_rowa_packed_b, a channels-last 1x1 conv), else packed.
+void BM_GemmPackedB(benchmark::State& state, int64_t M, int64_t N, int64_t K, bool rowa) {
   const std::vector<float> a = randomFloats(M * K, 1), b = randomFloats(K * N, 2);
   std::vector<float> panels(size_t(kiln_cpu::packed_b_floats(K, N))), c(size_t(M * N));
   std::vector<float> scratch(size_t(kiln_cpu::gemm_f32_packed_b_scratch_floats(M, K)));
@@ -149,24 +150,12 @@ void BM_GemmPackedB(benchmark::State& state, int64_t M, int64_t N, int64_t K) {
   const auto e = kiln_cpu::make_epilogue(kiln_ref::NoActivation{}, nullptr, nullptr, nullptr, 0);
   const WallTimer timer;
   for (auto _ : state) {
-    kiln_cpu::gemm_f32_packed_b(M, N, K, a.data(), K, panels.data(), c.data(), N, e, scratch.data(),
-                                benchPool());
-    benchmark::ClobberMemory();
-  }
-  setFlopCounters(state, timer, 2.0 * double(M) * double(N) * double(K));
-}
-
-/// The same product with A read in place (gemm_f32_rowa_packed_b: a channels-last 1x1 conv, A
-/// the pixels x input channels).
-void BM_GemmRowA(benchmark::State& state, int64_t M, int64_t N, int64_t K) {
-  const std::vector<float> a = randomFloats(M * K, 1), b = randomFloats(K * N, 2);
-  std::vector<float> panels(size_t(kiln_cpu::packed_b_floats(K, N))), c(size_t(M * N));
-  kiln_cpu::pack_b_panels(b.data(), K, N, panels.data());
-  const auto e = kiln_cpu::make_epilogue(kiln_ref::NoActivation{}, nullptr, nullptr, nullptr, 0);
-  const WallTimer timer;
-  for (auto _ : state) {
-    kiln_cpu::gemm_f32_rowa_packed_b(M, N, K, a.data(), K, panels.data(), c.data(), N, e,
-                                     benchPool());
+    if (rowa)
+      kiln_cpu::gemm_f32_rowa_packed_b(M, N, K, a.data(), K, panels.data(), c.data(), N, e,
+                                       benchPool());
+    else
+      kiln_cpu::gemm_f32_packed_b(M, N, K, a.data(), K, panels.data(), c.data(), N, e,
+                                  scratch.data(), benchPool());
     benchmark::ClobberMemory();
   }
   setFlopCounters(state, timer, 2.0 * double(M) * double(N) * double(K));
@@ -383,7 +372,7 @@ void registerAll() {
   };
   for (const Shape& g : gemms)
     benchmark::RegisterBenchmark(("gemm_packed_b/" + dims(g.M, g.N, g.K) + "/" + g.model).c_str(),
-                                 BM_GemmPackedB, g.M, g.N, g.K)
+                                 BM_GemmPackedB, g.M, g.N, g.K, false)
         ->UseRealTime()
         ->Unit(benchmark::kMillisecond);
   // MobileNetV2's 7x7 1x1 convs, channels-last: 49 pixel rows (A read in place).
@@ -392,7 +381,7 @@ void registerAll() {
                         {"mobilenetv2_7x7_160_960", 49, 960, 160}};
   for (const Shape& g : rowa)
     benchmark::RegisterBenchmark(("gemm_rowa/" + dims(g.M, g.N, g.K) + "/" + g.model).c_str(),
-                                 BM_GemmRowA, g.M, g.N, g.K)
+                                 BM_GemmPackedB, g.M, g.N, g.K, true)
         ->UseRealTime()
         ->Unit(benchmark::kMicrosecond);
   // Classifiers at batch 1 (and a batch of 4): GEMV against the GEMM driver, cold and hot B.
