@@ -8,6 +8,8 @@
 //   build/bench/kiln_kernels_bench                        # all benchmarks
 //   build/bench/kiln_kernels_bench --benchmark_filter=gemm_packed_b/1024
 //   KILN_BENCH_THREADS=2 build/bench/kiln_kernels_bench   # on a thread pool of 2
+//   KILN_BENCH_COLD_WEIGHTS=1 (weights from memory), KILN_BENCH_DIRTY_INPUT=1 (input rewritten
+//   by the threads before each run; pixel-rows convs), as in a model run
 // Counters: GFLOPS (2*M*N*K per iteration over wall time) and pct_peak (GFLOPS as a percentage
 // of peak_gflops, the measured FMA peak times the thread count); for the few-row products bound
 // by reading the weights (gemv_packed_b, gemm_packed_b/1x...), GB_s of weights read.
@@ -113,8 +115,8 @@ struct WallTimer {
 };
 
 /// GFLOPS and pct_peak (of the measured FMA peak times the thread count) for a finished loop.
-void setFlopCounters(benchmark::State& state, const WallTimer& timer, double flops_per_iter) {
-  const double gflops = flops_per_iter * double(state.iterations()) / timer.seconds() * 1e-9;
+void setFlopCounters(benchmark::State& state, double seconds, double flops_per_iter) {
+  const double gflops = flops_per_iter * double(state.iterations()) / seconds * 1e-9;
   state.counters["GFLOPS"] = gflops;
   state.counters["pct_peak"] = 100.0 * gflops / (corePeakGflops() * benchThreads());
 }
@@ -126,6 +128,24 @@ std::vector<std::vector<float>> coldCopies(const std::vector<float>& w) {
   if (!env || std::string(env) != "1" || w.empty()) return {};
   const size_t bytes = w.size() * sizeof(float), n = (size_t(96) << 20) / bytes + 2;
   return std::vector<std::vector<float>>(n, w);
+}
+
+/// KILN_BENCH_DIRTY_INPUT=1: before each timed run the pool's threads rewrite the input, each
+/// its share of the channels, as the op before it in a model leaves it (half of it in the other
+/// core's cache at 2 threads); the rewrite is not timed.
+bool dirtyInput() {
+  const char* env = std::getenv("KILN_BENCH_DIRTY_INPUT");
+  return env && std::string(env) == "1";
+}
+
+/// Stores every float of x again (the same value), channel c of `channels` by the thread the
+/// pool gives unit c, as a kernel splitting its output channels writes them.
+void rewriteByChannels(std::vector<float>& x, int64_t channels) {
+  const int64_t plane = int64_t(x.size()) / channels;
+  kiln_cpu::parallel_for(benchPool(), channels, [&](int64_t c, int) {
+    float* p = x.data() + c * plane;
+    for (int64_t j = 0; j < plane; ++j) p[j] = p[j] * 1.0f + 0.0f;
+  });
 }
 
 void BM_PeakFma(benchmark::State& state) {
@@ -158,7 +178,7 @@ void BM_GemmPackedB(benchmark::State& state, int64_t M, int64_t N, int64_t K, bo
                                   scratch.data(), benchPool());
     benchmark::ClobberMemory();
   }
-  setFlopCounters(state, timer, 2.0 * double(M) * double(N) * double(K));
+  setFlopCounters(state, timer.seconds(), 2.0 * double(M) * double(N) * double(K));
 }
 
 /// C[M, N] = A * B for a few rows with B packed ahead (a classifier's fully connected layer at
@@ -204,7 +224,7 @@ void BM_GemmF32(benchmark::State& state, int64_t M, int64_t N, int64_t K) {
                        benchPool());
     benchmark::ClobberMemory();
   }
-  setFlopCounters(state, timer, 2.0 * double(M) * double(N) * double(K));
+  setFlopCounters(state, timer.seconds(), 2.0 * double(M) * double(N) * double(K));
 }
 
 /// conv2d_f32 (implicit GEMM) with bias and Relu, batch 1, square input, "same" padding; with
@@ -228,7 +248,7 @@ void BM_Conv(benchmark::State& state, int64_t C, int64_t HW, int64_t M, int64_t 
                          benchPool());
     benchmark::ClobberMemory();
   }
-  setFlopCounters(state, timer, 2.0 * double(M) * double(C * k * k) * double(out * out));
+  setFlopCounters(state, timer.seconds(), 2.0 * double(M) * double(C * k * k) * double(out * out));
 }
 
 /// conv2d_pixrows_f32 (the output's pixels as the GEMM's rows) on BM_Conv's problems, or with
@@ -238,8 +258,8 @@ void BM_ConvPixrows(benchmark::State& state, int64_t C, int64_t HW, int64_t M, i
                     int64_t stride, bool residual) {
   const int64_t pad = k / 2, out = (HW + 2 * pad - k) / stride + 1;
   const kiln_cpu::Conv2dShape s{1, C, HW, HW, M, k, k, out, out, stride, stride, 1, 1, pad, pad, 1};
-  const std::vector<float> x = randomFloats(C * HW * HW, 3), w = randomFloats(M * C * k * k, 4);
-  const std::vector<float> bias = randomFloats(M, 5);
+  std::vector<float> x = randomFloats(C * HW * HW, 3);
+  const std::vector<float> w = randomFloats(M * C * k * k, 4), bias = randomFloats(M, 5);
   std::vector<float> wp(size_t(kiln_cpu::conv2d_pixrows_packed_weight_floats(s)));
   std::vector<float> y(size_t(M * out * out)),
       scratch(size_t(kNhwc ? kiln_cpu::conv2d_pixrows_nhwc_scratch_floats(s, benchThreads())
@@ -249,17 +269,25 @@ void BM_ConvPixrows(benchmark::State& state, int64_t C, int64_t HW, int64_t M, i
   const std::vector<float> res = randomFloats(residual ? M * out * out : 0, 9);
   const auto e = kiln_cpu::make_epilogue(kiln_ref::Relu{}, nullptr, nullptr,
                                          residual ? res.data() : nullptr, 0);
-  const WallTimer timer;
+  const std::vector<std::vector<float>> cold = coldCopies(wp);
+  const bool dirty = dirtyInput();
+  size_t i = 0;
+  double seconds = 0;
   for (auto _ : state) {
+    const float* w_now = cold.empty() ? wp.data() : cold[i].data();
+    i = i + 1 < cold.size() ? i + 1 : 0;
+    if (dirty) rewriteByChannels(x, C);
+    const WallTimer timer;
     if constexpr (kNhwc)
-      kiln_cpu::conv2d_pixrows_nhwc_f32(s, x.data(), wp.data(), bias.data(), y.data(), e,
+      kiln_cpu::conv2d_pixrows_nhwc_f32(s, x.data(), w_now, bias.data(), y.data(), e,
                                         scratch.data(), benchPool());
     else
-      kiln_cpu::conv2d_pixrows_f32(s, x.data(), wp.data(), bias.data(), y.data(), e,
+      kiln_cpu::conv2d_pixrows_f32(s, x.data(), w_now, bias.data(), y.data(), e,
                                    scratch.data(), benchPool());
     benchmark::ClobberMemory();
+    seconds += timer.seconds();
   }
-  setFlopCounters(state, timer, 2.0 * double(M) * double(C * k * k) * double(out * out));
+  setFlopCounters(state, seconds, 2.0 * double(M) * double(C * k * k) * double(out * out));
 }
 
 /// conv2d_direct_f32 (no im2col; what the compiler emits for kernels wider than 1x1) on the
@@ -282,7 +310,7 @@ void BM_ConvDirect(benchmark::State& state, int64_t C, int64_t HW, int64_t M, in
                                 budget, benchPool());
     benchmark::ClobberMemory();
   }
-  setFlopCounters(state, timer, 2.0 * double(M) * double(C * k * k) * double(out * out));
+  setFlopCounters(state, timer.seconds(), 2.0 * double(M) * double(C * k * k) * double(out * out));
 }
 
 /// conv2d_winograd_f32 (F(4x4, 3x3); tm = 2: conv2d_winograd2_f32, F(2x2, 3x3)) on
@@ -313,7 +341,7 @@ void BM_ConvWinograd(benchmark::State& state, int64_t C, int64_t HW, int64_t M, 
                                     benchPool());
     benchmark::ClobberMemory();
   }
-  setFlopCounters(state, timer, 2.0 * double(M) * double(C * 9) * double(HW * HW));
+  setFlopCounters(state, timer.seconds(), 2.0 * double(M) * double(C * 9) * double(HW * HW));
 }
 
 /// depthwise_conv2d_f32, 3x3 "same", with bias and Relu (MobileNetV2's shapes).
@@ -332,7 +360,7 @@ void BM_Depthwise(benchmark::State& state, int64_t C, int64_t HW, int64_t stride
                                    scratch.data(), per, benchPool());
     benchmark::ClobberMemory();
   }
-  setFlopCounters(state, timer, 2.0 * double(C) * 9.0 * double(out * out));
+  setFlopCounters(state, timer.seconds(), 2.0 * double(C) * 9.0 * double(out * out));
 }
 
 /// depthwise_conv2d_nhwc_f32 on BM_Depthwise's problems (x, y in NHWC), with bias and Relu.
@@ -350,7 +378,7 @@ void BM_DepthwiseNhwc(benchmark::State& state, int64_t C, int64_t HW, int64_t st
                                         benchPool());
     benchmark::ClobberMemory();
   }
-  setFlopCounters(state, timer, 2.0 * double(C) * 9.0 * double(out * out));
+  setFlopCounters(state, timer.seconds(), 2.0 * double(C) * 9.0 * double(out * out));
 }
 
 std::string dims(int64_t M, int64_t N, int64_t K) {
@@ -424,6 +452,8 @@ void registerAll() {
       {"resnet50_1x1024x14x14_1x1s2_2048", 1024, 14, 2048, 1, 2},
       {"resnet50_1x256x14x14_3x3s2_256", 256, 14, 256, 3, 2},
       {"resnet50_1x128x56x56_3x3s2_128", 128, 56, 128, 3, 2},
+      {"resnet50_1x256x28x28_3x3s2_256", 256, 28, 256, 3, 2},
+      {"resnet50_1x512x14x14_3x3s2_512", 512, 14, 512, 3, 2},
   };
   for (const bool res : {false, true}) {
     const std::string suffix = res ? "_residual" : "";

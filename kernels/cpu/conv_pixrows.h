@@ -198,10 +198,13 @@ inline void transpose12x16(const __m512 (&x)[12], __m512 (&col)[16]) {
 #endif
 
 /// What a tile prefetches besides its k loop's operands: `ahead_lines` 64-byte lines from
-/// `ahead` (part of the next channel panel), to L2 during the k loop, two per step.
+/// `ahead` (part of the next channel panel), to L2, evenly over the k loop; and one in eight of
+/// the same lines of the panel after that (`far`), a hint that starts the hardware prefetcher's
+/// stream on it a panel early, as the Winograd conv's U panels do.
 struct TileAux {
   const float* ahead = nullptr;
   int64_t ahead_lines = 0;
+  const float* far = nullptr;
 };
 
 /// One tile: R pixels [p0, p0 + R) x `cols` channels [m0, m0 + cols) of an image's output
@@ -217,6 +220,7 @@ inline void tile(int64_t K, const float* a, int64_t lda, int64_t P, const float*
   for (int r = 0; r < R; ++r) acc0[r] = acc1[r] = V::zero();
   const float* const ahead = aux.ahead;
   const int64_t ahead_lines = aux.ahead_lines;
+  const float* const far = aux.far;
   // The panel's rows and A's rows (P floats apart) come from L2; prefetched kAhead steps on.
   // The residual's lines for the epilogue (from L3 in a model run): one of its rows per k
   // step, its first and last float (a row may straddle two lines).
@@ -225,6 +229,8 @@ inline void tile(int64_t K, const float* a, int64_t lda, int64_t P, const float*
   const int64_t res_ld = kNhwc ? M : P, res_len = kNhwc ? cols : R;
   const float* res = e.residual ? e.residual + (kNhwc ? p0 * M + m0 : m0 * P + p0) : nullptr;
   int64_t k = 0;
+  const int64_t steps = K - kAhead;
+  int64_t spread = 0, line = 0;
   for (; k + kAhead < K; ++k, a += lda, bp += kNR) {
     __builtin_prefetch(bp + kAhead * kNR, 0, 3);
     __builtin_prefetch(bp + kAhead * kNR + 16, 0, 3);
@@ -233,9 +239,14 @@ inline void tile(int64_t K, const float* a, int64_t lda, int64_t P, const float*
       __builtin_prefetch(res + k * res_ld, 0, 3);
       __builtin_prefetch(res + k * res_ld + res_len - 1, 0, 3);
     }
-    if (2 * k < ahead_lines) {
-      __builtin_prefetch(ahead + 32 * k, 0, 2);
-      __builtin_prefetch(ahead + 32 * k + 16, 0, 2);
+    // Line i of the next panel's share at step i * steps / ahead_lines: spread over the whole
+    // k loop, not two a step from its start, which asked memory for a 49-pixel tile's share
+    // (820 lines) in its first 410 steps (kiln_kernels_bench, weights from memory, 1 thread:
+    // ResNet-50's 7x7 512 -> 2048 conv 141 -> 175 GFLOP/s, its 1024 -> 2048 stride-2 one 130 ->
+    // 153; 2 threads 259 -> 312 and 236 -> 285).
+    for (spread += ahead_lines; spread >= steps && line < ahead_lines; spread -= steps, ++line) {
+      __builtin_prefetch(ahead + 16 * line, 0, 2);
+      if ((line & 7) == 0 && far) __builtin_prefetch(far + 16 * line, 0, 2);
     }
     gemm_detail::rank1<R, NV>(a, bp, acc0, acc1);
   }
@@ -362,6 +373,7 @@ inline void conv2d_pixrows(const Conv2dShape& s, const float* x, const float* w_
                             ? (panel_lines - first < share ? panel_lines - first : share)
                             : 0;
       if (aux.ahead_lines) aux.ahead = w_panels + (q + 1) * K * kNR + first * 16;
+      if (aux.ahead_lines && q + 2 < panels) aux.far = aux.ahead + K * kNR;
       tile_rows<kNhwc, kMR>(rows, K, a + p0, P, P, w_panels + q * K * kNR, cols, bias, en, yn,
                             M, m0, p0, aux);
     });
