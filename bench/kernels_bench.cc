@@ -121,14 +121,30 @@ void setFlopCounters(benchmark::State& state, double seconds, double flops_per_i
   state.counters["pct_peak"] = 100.0 * gflops / (corePeakGflops() * benchThreads());
 }
 
-/// Copies of packed weights totalling at least 96 MB (more than these machines' L3) when
-/// KILN_BENCH_COLD_WEIGHTS=1, else none.
-std::vector<std::vector<float>> coldCopies(const std::vector<float>& w) {
-  const char* env = std::getenv("KILN_BENCH_COLD_WEIGHTS");
-  if (!env || std::string(env) != "1" || w.empty()) return {};
-  const size_t bytes = w.size() * sizeof(float), n = (size_t(96) << 20) / bytes + 2;
-  return std::vector<std::vector<float>>(n, w);
-}
+/// The packed weights a benchmark's runs read: with KILN_BENCH_COLD_WEIGHTS=1, a rotation over
+/// copies totalling at least 96 MB (more than these machines' L3), so each run streams them
+/// from memory as in a model whose other layers evicted them; else the one copy, cache-resident.
+class Weights {
+ public:
+  explicit Weights(const std::vector<float>& w) : w_(w) {
+    const char* env = std::getenv("KILN_BENCH_COLD_WEIGHTS");
+    if (!env || std::string(env) != "1" || w.empty()) return;
+    const size_t bytes = w.size() * sizeof(float), n = (size_t(96) << 20) / bytes + 2;
+    copies_.assign(n, w);
+  }
+  /// The weights for the next run.
+  const float* next() {
+    if (copies_.empty()) return w_.data();
+    const float* p = copies_[i_].data();
+    i_ = i_ + 1 < copies_.size() ? i_ + 1 : 0;
+    return p;
+  }
+
+ private:
+  const std::vector<float>& w_;
+  std::vector<std::vector<float>> copies_;
+  size_t i_ = 0;
+};
 
 /// KILN_BENCH_DIRTY_INPUT=1: before each timed run the pool's threads rewrite the input, each
 /// its share of the channels, as the op before it in a model leaves it (half of it in the other
@@ -168,12 +184,10 @@ void BM_GemmPackedB(benchmark::State& state, int64_t M, int64_t N, int64_t K, bo
   std::vector<float> scratch(size_t(kiln_cpu::gemm_f32_packed_b_scratch_floats(M, K)));
   kiln_cpu::pack_b_panels(b.data(), K, N, panels.data());
   const auto e = kiln_cpu::make_epilogue(kiln_ref::NoActivation{}, nullptr, nullptr, nullptr, 0);
-  const std::vector<std::vector<float>> cold = coldCopies(panels);
-  size_t i = 0;
+  Weights weights(panels);
   const WallTimer timer;
   for (auto _ : state) {
-    const float* bp = cold.empty() ? panels.data() : cold[i].data();
-    i = i + 1 < cold.size() ? i + 1 : 0;
+    const float* bp = weights.next();
     if (rowa)
       kiln_cpu::gemm_f32_rowa_packed_b(M, N, K, a.data(), K, bp, c.data(), N, e, benchPool());
     else
@@ -272,13 +286,11 @@ void BM_ConvPixrows(benchmark::State& state, int64_t C, int64_t HW, int64_t M, i
   const std::vector<float> res = randomFloats(residual ? M * out * out : 0, 9);
   const auto e = kiln_cpu::make_epilogue(kiln_ref::Relu{}, nullptr, nullptr,
                                          residual ? res.data() : nullptr, 0);
-  const std::vector<std::vector<float>> cold = coldCopies(wp);
+  Weights weights(wp);
   const bool dirty = dirtyInput();
-  size_t i = 0;
   double seconds = 0;
   for (auto _ : state) {
-    const float* w_now = cold.empty() ? wp.data() : cold[i].data();
-    i = i + 1 < cold.size() ? i + 1 : 0;
+    const float* w_now = weights.next();
     if (dirty) rewriteByChannels(x, C);
     const WallTimer timer;
     if constexpr (kNhwc)
@@ -328,14 +340,11 @@ void BM_ConvWinograd(benchmark::State& state, int64_t C, int64_t HW, int64_t M, 
   std::vector<float> scratch(size_t(
       kiln_cpu::conv2d_winograd_scratch_floats(s, benchPool() ? benchPool()->size() : 1, tm)));
   kiln_cpu::conv2d_winograd_pack_weights(s, w.data(), wp.data(), tm);
-  // KILN_BENCH_COLD_WEIGHTS=1: rotate over copies of the packed weights (at least 96 MB in
-  // all), so each call streams them from memory as in a model whose other layers evicted them.
-  const std::vector<std::vector<float>> copies = coldCopies(wp);
+  Weights weights(wp);
   const auto e = kiln_cpu::make_epilogue(kiln_ref::Relu{}, nullptr, nullptr, nullptr, 0);
   const WallTimer timer;
-  size_t round = 0;
   for (auto _ : state) {
-    const float* u = copies.empty() ? wp.data() : copies[round++ % copies.size()].data();
+    const float* u = weights.next();
     if (tm == 2)
       kiln_cpu::conv2d_winograd2_f32(s, x.data(), u, bias.data(), y.data(), e, scratch.data(),
                                      benchPool());
