@@ -3,6 +3,7 @@
 # is 0; `kiln compile --profile` times every kernel call; `kiln bench --profile FILE` writes a
 # Chrome/Perfetto trace with one complete event per manifest op (op, kernel, source nodes,
 # FLOPs, bytes); `kiln bench --profile` prints the top ops with their % of the measured peak.
+# And `kiln bench A --versus B`, the A/B of two builds of a model (profiled and plain here).
 set -euo pipefail
 kiln="$(realpath "$1")"
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -41,3 +42,18 @@ assert convs and all(op["flops"] > 0 for op in convs), convs
 print(f"ok: trace of {len(events)} steps matches the manifest ops")
 PY
 sed -n 1,6p "$work/top.txt"
+"$kiln" bench "$work/plain" --versus "$work/prof" --iters 4 --burst 2 --json >"$work/ab.json"
+/usr/bin/python3 - "$work/ab.json" "$work/plain" "$work/prof" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+assert j["a"]["model"] == sys.argv[2] and j["b"]["model"] == sys.argv[3], j
+assert j["a"]["median_ms"] > 0 and j["b"]["median_ms"] > 0, j
+r = j["ratio_b_over_a"]
+assert 0 < r["q1"] <= r["median"] <= r["q3"], r
+assert j["rounds"] == 4 and j["burst"] == 2, j
+print(f"ok: --versus B/A {r['median']:.3f}")
+PY
+if "$kiln" bench "$work/plain" --versus "$work/prof" --profile 2>"$work/err"; then
+  echo "FAIL: --versus accepted --profile"; exit 1
+fi
+grep -q "does not take --profile" "$work/err" || { cat "$work/err"; exit 1; }

@@ -4,6 +4,7 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <random>
+#include <thread>
 
 #include "kiln/support/file.h"
 #include "peak.h"
@@ -24,6 +25,8 @@ struct BenchArgs {
   bool profile = false;     ///< --profile given (compile with timing hooks)
   std::string profileFile;  ///< --profile FILE: Chrome/Perfetto trace of the last run
   int runThreads = 0;  ///< --run-threads: {P}_set_threads after create (0: as compiled)
+  std::string versus;  ///< --versus MODEL: A/B against a second model or compiled folder
+  int burst = 5;       ///< --burst: runs per side per round of --versus
 };
 
 /// The per-step times of a profiled run: a trace-event file, or the top steps by time.
@@ -95,33 +98,105 @@ double percentile(std::vector<double> v, double q) {
   return v[std::min(idx, v.size() - 1)];
 }
 
-int runBench(const BenchArgs& a) {
-  if (a.iters < 1) return fail("--iters must be at least 1");
-  auto inputs = readGivenInputs(a.inputs, a.model.path);
-  if (!inputs.ok()) return fail(inputs.message());
+using Clock = std::chrono::steady_clock;
+
+/// Compiles (or finds) `path`'s artifact with the bench's options, loads it, creates a context
+/// at --run-threads and binds the given inputs (else seeded random ones).
+Expected<std::unique_ptr<LoadedModel>> loadForBench(const BenchArgs& a, const std::string& path,
+                                                    const std::vector<GivenInput>& given) {
+  ModelArgs margs = a.model;
+  margs.path = path;
   CodegenArgs codegen = a.codegen;
   codegen.profile = codegen.profile || a.profile;
-  auto dir = prepareArtifact(a.model, codegen,
-                             a.cacheDir.empty() ? defaultCacheDir() : a.cacheDir, *inputs);
-  if (!dir.ok()) return fail(dir.message());
+  auto dir = prepareArtifact(margs, codegen,
+                             a.cacheDir.empty() ? defaultCacheDir() : a.cacheDir, given);
+  if (!dir.ok()) return dir.status();
   auto m = LoadedModel::open(*dir);
-  if (!m.ok()) return fail(m.message());
+  if (!m.ok()) return m.status();
   LoadedModel& model = **m;
-  if (auto st = model.createContext(); !st.ok()) return fail(st.message());
-  if (a.runThreads > 0)
-    if (auto st = model.setThreads(a.runThreads); !st.ok()) return fail(st.message());
-  std::vector<GivenInput> bound = *inputs;
+  KILN_RETURN_IF_ERROR(model.createContext());
+  if (a.runThreads > 0) KILN_RETURN_IF_ERROR(model.setThreads(a.runThreads));
+  std::vector<GivenInput> bound = given;
   if (bound.empty()) {
     std::mt19937_64 rng(a.seed);
     for (const auto& s : model.inputs()) bound.push_back({s.name, "random", randomInput(s, rng)});
   }
-  if (auto st = bindInputs(model, bound); !st.ok()) return fail(st.message());
-  using Clock = std::chrono::steady_clock;
-  auto time = [&]() -> Expected<double> {
-    auto t0 = Clock::now();
-    KILN_RETURN_IF_ERROR(model.run());
-    return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-  };
+  KILN_RETURN_IF_ERROR(bindInputs(model, bound));
+  return std::move(*m);
+}
+
+Expected<double> timeRun(LoadedModel& model) {
+  auto t0 = Clock::now();
+  KILN_RETURN_IF_ERROR(model.run());
+  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
+
+/// --versus: A (MODEL) and B alternate in bursts of --burst runs, for --iters rounds (which of
+/// the two goes first alternates too), with a pause before each burst so that the other's pool
+/// workers, spinning after its last run, are asleep and do not take a core from it. On a shared
+/// machine the host's load changes over seconds, so a ratio of two medians taken minutes apart
+/// says little; the median of the rounds' ratios, each from bursts a few ms apart, holds.
+int runVersus(const BenchArgs& a, const std::vector<GivenInput>& given) {
+  if (a.profile) return fail("--versus does not take --profile: profile each model on its own");
+  if (a.burst < 1) return fail("--burst must be at least 1");
+  std::unique_ptr<LoadedModel> side[2];
+  const std::string paths[2] = {a.model.path, a.versus};
+  for (int s = 0; s < 2; ++s) {
+    auto m = loadForBench(a, paths[s], given);
+    if (!m.ok()) return fail(m.message());
+    side[s] = std::move(*m);
+  }
+  constexpr auto kSettle = std::chrono::milliseconds(3);
+  for (int s = 0; s < 2; ++s)
+    for (int i = 0; i < 1 + a.warmup; ++i)
+      if (auto t = timeRun(*side[s]); !t.ok()) return fail(t.message());
+  // A pool's workers stay awake for a while after create (kiln_runtime's start window).
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  std::vector<double> med[2], ratio;
+  std::vector<double> burst(size_t(a.burst));
+  for (int r = 0; r < a.iters; ++r) {
+    for (int k = 0; k < 2; ++k) {
+      const int s = (r + k) % 2;
+      std::this_thread::sleep_for(kSettle);
+      for (auto& t : burst) {
+        auto ms = timeRun(*side[s]);
+        if (!ms.ok()) return fail(ms.message());
+        t = *ms;
+      }
+      med[s].push_back(percentile(burst, 0.5));
+    }
+    ratio.push_back(med[1].back() / med[0].back());
+  }
+  const double ma = percentile(med[0], 0.5), mb = percentile(med[1], 0.5);
+  const double r50 = percentile(ratio, 0.5), r25 = percentile(ratio, 0.25),
+               r75 = percentile(ratio, 0.75);
+  if (a.json) {
+    nlohmann::ordered_json j;
+    j["a"] = {{"model", paths[0]}, {"median_ms", ma}};
+    j["b"] = {{"model", paths[1]}, {"median_ms", mb}};
+    j["ratio_b_over_a"] = {{"median", r50}, {"q1", r25}, {"q3", r75}};
+    j["rounds"] = a.iters;
+    j["burst"] = a.burst;
+    j["threads"] = side[0]->threads();
+    std::cout << j.dump() << "\n";
+    return kExitOk;
+  }
+  std::cout << fmt::format(
+      "A {}: median {:.3f} ms\nB {}: median {:.3f} ms\nB/A per round: median {:.4f} "
+      "(quartiles {:.4f} - {:.4f}) over {} rounds of {} runs each\n",
+      paths[0], ma, paths[1], mb, r50, r25, r75, a.iters, a.burst);
+  return kExitOk;
+}
+
+int runBench(const BenchArgs& a) {
+  if (a.iters < 1) return fail("--iters must be at least 1");
+  auto inputs = readGivenInputs(a.inputs, a.model.path);
+  if (!inputs.ok()) return fail(inputs.message());
+  if (!a.versus.empty()) return runVersus(a, *inputs);
+  auto m = loadForBench(a, a.model.path, *inputs);
+  if (!m.ok()) return fail(m.message());
+  LoadedModel& model = **m;
+  auto time = [&]() { return timeRun(model); };
   auto first = time();
   if (!first.ok()) return fail(first.message());
   for (int i = 0; i < a.warmup; ++i)
@@ -129,7 +204,7 @@ int runBench(const BenchArgs& a) {
   if (a.profile && !model.profiled())
     return fail(fmt::format("{}: not compiled with --profile — pass the model file, or recompile "
                             "the folder with kiln compile --profile",
-                            *dir));
+                            a.model.path));
   std::vector<double> samples, stepNs;
   std::vector<std::pair<uint64_t, uint64_t>> last;
   for (int i = 0; i < a.iters; ++i) {
@@ -184,6 +259,11 @@ Verb addBenchVerb(CLI::App& app) {
   cmd->add_option("--warmup", a->warmup, "Untimed iterations after the first run (default 3)");
   cmd->add_option("--seed", a->seed, "Seed for random inputs (default 0)");
   cmd->add_flag("--json", a->json, "Print exactly one JSON line");
+  cmd->add_option("--versus", a->versus,
+                  "A/B: alternate MODEL and this second model or compiled folder in bursts, "
+                  "--iters rounds; print each one's median and the median ratio of the rounds")
+      ->check(CLI::ExistingPath);
+  cmd->add_option("--burst", a->burst, "Runs per model per round of --versus (default 5)");
   cmd->add_option("--profile", a->profileFile,
                   "Compile with timing hooks; print the top ops by time and % of peak, or with "
                   "FILE write the last run as a Chrome/Perfetto trace (JSON)")
