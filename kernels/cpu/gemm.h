@@ -209,11 +209,13 @@ __attribute__((always_inline)) inline void step(const float* ap, const float* bp
   rank1<R, NV == 3 ? 2 : NV>(ap, bp, acc0, acc1, as);
 }
 
-/// Memory a tile's k loop brings into L1 for the tile after it, a 64-byte line per k step:
-/// `lines` lines from `p` (the next strip of packed A; none when p is null).
+/// Memory a tile's k loop brings in for a later tile: `lines` 64-byte lines from `p` (none
+/// when p is null). Packed A: the next strip, into L1, a line per k step from the loop's start.
+/// spread: part of the next block of B (weights read in place), into L2, evenly over the loop.
 struct Ahead {
   const float* p = nullptr;
   int64_t lines = 0;
+  bool spread = false;
 };
 
 /// RowA: A is row-major (element (r, k) at ap[r * lda + k]), read in place; else a packed
@@ -242,7 +244,18 @@ inline void micro(int64_t kc, const float* ap, int64_t lda, const float* bp, int
     }
   }
   int64_t k = 0;
-  for (const int64_t k1 = ahead.lines < kc ? ahead.lines : kc; k < k1; ++k) {
+  if (ahead.spread) {
+    // Line i at step i * kc / lines: a block's first strip would otherwise wait on memory for
+    // each panel (MobileNetV2's 7x7 1x1 convs, weights of 0.6-1.6 MB read once a run).
+    for (int64_t acc = 0, line = 0; k < kc; ++k) {
+      for (acc += ahead.lines; acc >= kc && line < ahead.lines; acc -= kc, ++line)
+        __builtin_prefetch(ahead.p + 16 * line, 0, 2);
+      step<R, NV>(ap, bp, acc0, acc1, half, RowA ? lda : 1);
+      ap += RowA ? 1 : kMR;
+      bp += ldb;
+    }
+  }
+  for (const int64_t k1 = ahead.spread ? 0 : ahead.lines < kc ? ahead.lines : kc; k < k1; ++k) {
     __builtin_prefetch(ahead.p + k * 16, 0, 3);
     step<R, NV>(ap, bp, acc0, acc1, half, RowA ? lda : 1);
     ap += RowA ? 1 : kMR;
@@ -467,6 +480,20 @@ inline void gemm_packed_a(int64_t M, int64_t N, int64_t K, const float* ap, Pane
       const int64_t kc = K - k0 < kKC ? K - k0 : kKC;
       const bool accumulate = k0 > 0, last = k0 + kc >= K;
       const Panels bp = panel(k0, kc, n0, nc, buf);
+      // RowA (B: weights read in place; A: often a few rows): the block of B this thread most
+      // likely takes next (the next k block, else the next unit's: the pool hands a thread its
+      // share of units in order) comes into L2 while this one is used, so that its first strip
+      // does not wait on memory. nkc x nnc: its rows x columns; nb.p null: none.
+      Panels nb{nullptr, 0};
+      int64_t nkc = 0, nnc = 0;
+      if constexpr (RowA) {
+        const int64_t nk0 = last ? 0 : k0 + kc, nn0 = last ? n0 + block : n0;
+        if (nn0 < N && (!last || m_blocks == 1)) {
+          nkc = K - nk0 < kKC ? K - nk0 : kKC;
+          nnc = N - nn0 < block ? N - nn0 : block;
+          nb = panel(nk0, nkc, nn0, nnc, nullptr);
+        }
+      }
       // Strip by strip: each strip of A (kMR x kc, 12 KB) is used across all the block's
       // panels while it is in L1, the block of B (kc x nc) stays in L2 across the strips. (Panel
       // by panel instead, a 32 KB panel does not stay in a 32 KB L1 across the strips either,
@@ -489,12 +516,20 @@ inline void gemm_packed_a(int64_t M, int64_t N, int64_t K, const float* ap, Pane
           const int64_t kc1 = K - k0 - kc < kKC ? K - k0 - kc : kKC;
           next = {ap + packed_a_index(M, K, mb0 / kMR, k0 + kc, 0), kc1 * kMR / 16};
         }
+        // RowA: share q of each of the next block's panels, over this strip's tiles.
+        const int64_t panel_lines = (nkc * kNR + 15) / 16;
+        const int64_t share = (panel_lines + strips - 1) / strips, first = q * share;
+        const int64_t lines = first >= panel_lines           ? 0
+                              : panel_lines - first < share ? panel_lines - first
+                                                            : share;
         for (int64_t j = 0; j < nc; j += kNR) {
           const int cols = int(nc - j < kNR ? nc - j : kNR);
           const float* bj = bp.p + (j / kNR) * bp.stride;
-          gemm_detail::micro_rows<kMR, RowA>(
-              rows, kc, am, lda, bj, bp.ldb, c + m * ldc + n0 + j, ldc, cols, accumulate, last, e,
-              m, n0 + j, j + kNR >= nc ? next : gemm_detail::Ahead{});
+          gemm_detail::Ahead ahead = j + kNR >= nc ? next : gemm_detail::Ahead{};
+          if (RowA && nb.p && j < nnc && lines > 0)
+            ahead = {nb.p + (j / kNR) * nb.stride + first * 16, lines, true};
+          gemm_detail::micro_rows<kMR, RowA>(rows, kc, am, lda, bj, bp.ldb, c + m * ldc + n0 + j,
+                                             ldc, cols, accumulate, last, e, m, n0 + j, ahead);
         }
         m = m_end;
       }
