@@ -465,15 +465,19 @@ inline void gemm_packed_a(int64_t M, int64_t N, int64_t K, const float* ap, Pane
                           float* c, int64_t ldc, const Epilogue<Act>& e, float* scratch,
                           ThreadPool* pool, int64_t lda = 0, GemmPlan plan = {}) {
   if (M <= 0 || N <= 0) return;
-  const gemm_detail::GemmSplit split =
-      gemm_detail::gemm_split(M, N, pool ? pool->size() : 1, plan);
+  const int threads = pool ? pool->size() : 1;
+  const gemm_detail::GemmSplit split = RowA ? gemm_detail::gemm_split_rowa(M, N, K, threads, plan)
+                                            : gemm_detail::gemm_split(M, N, threads, plan);
   const int64_t block = split.block, m_chunk = split.m_chunk;
   const int64_t n_blocks = (N + block - 1) / block;
-  const int64_t m_blocks = (M + m_chunk - 1) / m_chunk;
+  const int64_t m_blocks = split.bands > 0 ? split.bands : (M + m_chunk - 1) / m_chunk;
   parallel_for(pool, n_blocks * m_blocks, [&](int64_t unit, int tid) {
-    const int64_t n0 = (unit / m_blocks) * block, mb0 = (unit % m_blocks) * m_chunk;
+    const bool bands = split.bands > 0;
+    const int64_t n0 = (bands ? unit % n_blocks : unit / m_blocks) * block;
+    const int64_t mb = bands ? unit / n_blocks : unit % m_blocks;
     const int64_t nc = N - n0 < block ? N - n0 : block;
-    const int64_t mb1 = M < mb0 + m_chunk ? M : mb0 + m_chunk;
+    const int64_t mb0 = bands ? mb * M / m_blocks : mb * m_chunk;
+    const int64_t mb1 = bands ? (mb + 1) * M / m_blocks : M < mb0 + m_chunk ? M : mb0 + m_chunk;
     float* buf = scratch ? scratch + int64_t(tid) * gemm_pack_floats(N, K) : nullptr;
     // K == 0 runs once with kc == 0: the epilogue of zeros.
     for (int64_t k0 = 0; k0 < K || k0 == 0; k0 += kKC) {
@@ -488,7 +492,7 @@ inline void gemm_packed_a(int64_t M, int64_t N, int64_t K, const float* ap, Pane
       int64_t nkc = 0, nnc = 0;
       if constexpr (RowA) {
         const int64_t nk0 = last ? 0 : k0 + kc, nn0 = last ? n0 + block : n0;
-        if (nn0 < N && (!last || m_blocks == 1)) {
+        if (nn0 < N && (!last || m_blocks == 1 || split.bands > 0)) {
           nkc = K - nk0 < kKC ? K - nk0 : kKC;
           nnc = N - nn0 < block ? N - nn0 : block;
           nb = panel(nk0, nkc, nn0, nnc, nullptr);

@@ -33,6 +33,11 @@ namespace gemm_detail {
 /// column blocks than threads, or when a small product's blocks deal unevenly (rebalance_split).
 struct GemmSplit {
   int64_t block, m_chunk;
+  /// bands > 0: the rows are cut into `bands` bands of equal rows ([b * M / bands, (b + 1) *
+  /// M / bands), m_chunk unused), and units are numbered band outside, column blocks inside, so
+  /// that a thread's share of them is whole bands; else column blocks outside, row chunks
+  /// of m_chunk rows inside.
+  int64_t bands = 0;
 };
 
 /// The most parts a thread gets when `parts` are cut into blocks of b (the last one short) and
@@ -120,6 +125,28 @@ inline GemmSplit gemm_split(int64_t M, int64_t N, int threads, GemmPlan plan = {
   int64_t m_chunk = strips * kMR;
   if (n_blocks < T && strips >= 2 * T) m_chunk = even(strips, even(T, n_blocks)) * kMR;
   return rebalance_split(M, N, T, {block, m_chunk});
+}
+
+/// gemm_split for a product whose A is read in place (gemm_f32_rowa_packed_b: a channels-last
+/// 1x1 conv, A the pixels x input channels): where the rows are split (gemm_split's choice, or
+/// because the weights are the smaller operand: K x N below M x (K + N) / 2), they are cut into
+/// T x k bands of equal rows (RowA strips need not be whole kMR: they are balanced; k: bands
+/// of at most kMC rows), numbered band-major, so that a thread's share of the units is 1/T of
+/// the rows, as the ops before and after a channels-last conv split them (the depthwise convs:
+/// by output rows). A core reads what the other core wrote at memory speed here (no shared fast
+/// cache): with a column split, MobileNetV2's depthwise convs after its 14x14 expansions read
+/// half their input from the other core, and with bands of whole kMR strips (108 and 88 of 196
+/// rows) the projections after them did, for a tenth of theirs.
+inline GemmSplit gemm_split_rowa(int64_t M, int64_t N, int64_t K, int threads,
+                                 GemmPlan plan = {}) {
+  const GemmSplit split = gemm_split(M, N, threads, plan);
+  const int64_t T = threads, strips = (M + kMR - 1) / kMR;
+  const bool rows = split.m_chunk < strips * kMR;
+  if (T <= 1 || plan.split != GemmPlan::kAuto || strips < 2 * T ||
+      (!rows && 2 * K * N >= M * (K + N)))
+    return split;
+  const int64_t per_thread = (strips + T - 1) / T, k = (per_thread * kMR + kMC - 1) / kMC;
+  return {kNC, 0, T * k};
 }
 
 }  // namespace gemm_detail
