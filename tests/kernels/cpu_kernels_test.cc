@@ -211,44 +211,6 @@ TEST(CpuKernels, GemmSplitRebalancesSmallProducts) {
   checkGemm(GemmCase{M, N, 37, false, true, true}, kiln_ref::Relu{}, Data::kRandom, 7);
 }
 
-// A read in place (channels-last 1x1 convs): where rows are split, or the weights are the
-// smaller operand, a thread's share of the units (the pool deals each thread a contiguous 1/T
-// of them) is 1/T of the rows, give or take a band's rounding, as the depthwise convs around
-// them split their pixels; each share holds every column.
-TEST(CpuKernels, GemmSplitRowABandsFollowThePixels) {
-  KILN_REQUIRE_ISA();
-  namespace gd = kiln_cpu::gemm_detail;
-  struct Shape {
-    int64_t M, N, K;
-    bool bands;
-  };
-  // MobileNetV2 at 2 threads: 14x14 expansion (was split by columns), 14x14 and 112x112
-  // projections (were row chunks of whole strips: 108 / 88 of 196 rows); a 7x7 expansion
-  // keeps its column split (its 0.6 MB of weights would be read by both cores).
-  for (const Shape& sh : {Shape{196, 384, 64, true}, Shape{196, 64, 384, true},
-                          Shape{12544, 16, 32, true}, Shape{49, 960, 160, false}}) {
-    for (int T : {2, 3}) {
-      SCOPED_TRACE(std::to_string(sh.M) + "x" + std::to_string(sh.N) + "x" +
-                   std::to_string(sh.K) + ", " + std::to_string(T) + " threads");
-      const gd::GemmSplit s = gd::gemm_split_rowa(sh.M, sh.N, sh.K, T);
-      EXPECT_EQ(s.bands > 0, sh.bands);
-      if (s.bands == 0) continue;
-      const int64_t n_blocks = (sh.N + s.block - 1) / s.block, units = s.bands * n_blocks;
-      EXPECT_EQ(s.bands % T, 0);
-      EXPECT_GE(sh.M / s.bands, kMR);  // bands of at least a strip
-      for (int t = 1; t < T; ++t) {
-        const int64_t u = t * units / T;  // the first unit of thread t's share
-        EXPECT_EQ(u % n_blocks, 0);       // a band's first column block
-        const int64_t band = u / n_blocks;
-        EXPECT_EQ(band * sh.M / s.bands, t * sh.M / T) << "share " << t;
-      }
-    }
-  }
-  // The tuner's plans keep their meaning.
-  EXPECT_EQ(gd::gemm_split_rowa(196, 384, 64, 2, {kiln_cpu::GemmPlan::kColumns}).bands, 0);
-  EXPECT_EQ(gd::gemm_split_rowa(196, 384, 64, 1).bands, 0);
-}
-
 // NaN and infinities propagate as in the reference (x86 max/min keep NaN in Relu and Clip).
 TEST(CpuKernels, GemmSpecialValues) {
   KILN_REQUIRE_ISA();
