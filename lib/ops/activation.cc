@@ -14,7 +14,6 @@
 namespace kiln {
 namespace {
 
-constexpr std::initializer_list<DType> kFloats = {DType::F32, DType::F16, DType::BF16, DType::F64};
 constexpr std::initializer_list<DType> kReluTypes = {
     DType::F32, DType::F16, DType::BF16, DType::F64, DType::I8, DType::I16, DType::I32, DType::I64};
 constexpr std::initializer_list<DType> kPReluTypes = {DType::F32, DType::F16, DType::BF16,
@@ -108,7 +107,7 @@ Expected<std::vector<TensorType>> inferCelu(const InferContext& ctx) {
 }
 
 Expected<std::vector<TensorType>> inferGelu(const InferContext& ctx) {
-  KILN_RETURN_IF_ERROR(requireDType(ctx, 0, "X", kFloats));
+  KILN_RETURN_IF_ERROR(requireDType(ctx, 0, "X", kFloatTypes));
   auto approx = ctx.node().attrString("approximate", "none");
   if (approx != "none" && approx != "tanh")
     return ctx.error("attribute 'approximate' is '{}'; use 'none' or 'tanh'", approx);
@@ -186,7 +185,7 @@ Expected<std::vector<Tensor>> evalClip(const EvalContext& ctx) {
 
 // Softmax, LogSoftmax and Hardmax (opset 13): one axis, default -1.
 Expected<std::vector<TensorType>> inferSoftmax(const InferContext& ctx) {
-  KILN_RETURN_IF_ERROR(requireDType(ctx, 0, "input", kFloats));
+  KILN_RETURN_IF_ERROR(requireDType(ctx, 0, "input", kFloatTypes));
   const Shape& s = ctx.in(0).shape;
   if (s.rankKnown()) {
     if (s.rank() == 0) return ctx.error("input is a scalar; it needs at least one axis");
@@ -210,7 +209,7 @@ OpDef row(std::string name, int minIn, int maxIn, InferFn infer, EvalFn eval = n
 }  // namespace
 
 void registerActivationOps(OpRegistry& r) {
-  const auto floats = &inferPointwise<&kFloats>;
+  const auto floats = &inferPointwise<&kFloatTypes>;
   const AttrSpec alpha{"alpha", AttrKind::Float};
   r.addDef(row("Relu", 1, 1, inferPointwise<&kReluTypes>, evalPointwise<kiln_ref::Relu>));
   r.addDef(row("LeakyRelu", 1, 1, floats, evalPointwise<kiln_ref::LeakyRelu>, {alpha}));

@@ -7,7 +7,6 @@
 namespace kiln {
 namespace {
 
-constexpr std::initializer_list<DType> kFloats = {DType::F32, DType::F16, DType::BF16, DType::F64};
 constexpr std::initializer_list<DType> kInt8 = {DType::I8, DType::U8};
 
 std::vector<AttrSpec> convAttrs() {
@@ -114,7 +113,7 @@ struct ConvOp {
   static OpSchema schema() { return {2, 3, 1, 1, convAttrs()}; }
   static Expected<std::vector<TensorType>> inferTypes(const InferContext& ctx) {
     KILN_RETURN_IF_ERROR(requirePresent(ctx, 2));
-    KILN_RETURN_IF_ERROR(requireDType(ctx, 0, "X", kFloats));
+    KILN_RETURN_IF_ERROR(requireDType(ctx, 0, "X", kFloatTypes));
     KILN_RETURN_IF_ERROR(sameDType(ctx, 1, "W", 0, "X"));
     KILN_RETURN_IF_ERROR(sameDType(ctx, 2, "B", 0, "X"));
     KILN_ASSIGN_OR_RETURN(Shape s, convShape(ctx, 0, 1));
@@ -200,7 +199,7 @@ struct ConvTransposeOp {
   static OpSchema schema() { return {2, 3, 1, 1, convAttrs()}; }
   static Expected<std::vector<TensorType>> inferTypes(const InferContext& ctx) {
     KILN_RETURN_IF_ERROR(requirePresent(ctx, 2));
-    KILN_RETURN_IF_ERROR(requireDType(ctx, 0, "X", kFloats));
+    KILN_RETURN_IF_ERROR(requireDType(ctx, 0, "X", kFloatTypes));
     KILN_RETURN_IF_ERROR(sameDType(ctx, 1, "W", 0, "X"));
     KILN_RETURN_IF_ERROR(sameDType(ctx, 2, "B", 0, "X"));
     const DType t = ctx.in(0).dtype;

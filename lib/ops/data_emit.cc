@@ -328,12 +328,7 @@ Status emitReverseSequence(const Node& n, EmitContext& ctx) {
   return Status();
 }
 
-struct EmitterRow {
-  const char* op;
-  EmitFn emit;
-};
-
-constexpr EmitterRow kEmitters[] = {
+constexpr EmitterRow kDataEmitters[] = {
     {"Slice", emitSlice},
     {"Split", emitSplit},
     {"Expand", emitExpand},
@@ -348,7 +343,7 @@ constexpr EmitterRow kEmitters[] = {
 }  // namespace
 
 void attachDataEmitters(OpRegistry& r) {
-  for (const auto& row : kEmitters) r.setEmit("", row.op, row.emit);
+  setEmitters(r, kDataEmitters);
 }
 
 }  // namespace kiln

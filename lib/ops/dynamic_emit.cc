@@ -143,12 +143,7 @@ Status emitNonMaxSuppression(const Node& n, EmitContext& ctx) {
   return Status();
 }
 
-struct EmitterRow {
-  const char* op;
-  EmitFn emit;
-};
-
-constexpr EmitterRow kEmitters[] = {
+constexpr EmitterRow kDynamicEmitters[] = {
     {"NonZero", emitNonZero},
     {"Unique", emitUnique},
     {"Compress", emitCompress},
@@ -158,7 +153,7 @@ constexpr EmitterRow kEmitters[] = {
 }  // namespace
 
 void attachDynamicEmitters(OpRegistry& r) {
-  for (const auto& row : kEmitters) r.setEmit("", row.op, row.emit);
+  setEmitters(r, kDynamicEmitters);
 }
 
 }  // namespace kiln

@@ -76,9 +76,9 @@ void callChecked(EmitContext& ctx, const std::string& kernel, const std::string&
 std::string substituteOffsets(std::string args, size_t operands,
                               const std::function<std::string(size_t)>& offset);
 
-std::string broadcastLoopNest(EmitContext& ctx, const BroadcastLoop& loop,
-                              const std::string& decls, const std::string& y,
-                              const std::string& lambda, const std::string& args);
+std::string broadcastLoopNest(EmitContext& ctx, const BroadcastLoop& loop, const std::string& decls,
+                              const std::string& y, const std::string& lambda,
+                              const std::string& args);
 
 /// Attach the emitters of each family (data_emit.cc, index_emit.cc, generate_emit.cc,
 /// reduce_emit.cc, resize_emit.cc, norm_emit.cc, quant_emit.cc).
@@ -108,5 +108,17 @@ void attachRecurrentEmitters(OpRegistry& r);
 void attachEinsumEmitters(OpRegistry& r);
 /// GridSample, RoiAlign, MaxUnpool, MaxRoiPool (image_emit.cc).
 void attachImageEmitters(OpRegistry& r);
+
+/// One row of a file's table of emitters: an ai.onnx op and its emit function.
+struct EmitterRow {
+  const char* op;
+  EmitFn emit;
+};
+
+/// Attaches each row's emit function to its ai.onnx op.
+template <size_t N>
+void setEmitters(OpRegistry& r, const EmitterRow (&rows)[N]) {
+  for (const auto& row : rows) r.setEmit("", row.op, row.emit);
+}
 
 }  // namespace kiln

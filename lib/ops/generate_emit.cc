@@ -119,12 +119,7 @@ Status emitSize(const Node& n, EmitContext& ctx) {
   return Status();
 }
 
-struct EmitterRow {
-  const char* op;
-  EmitFn emit;
-};
-
-constexpr EmitterRow kEmitters[] = {
+constexpr EmitterRow kGenerateEmitters[] = {
     {"Cast", emitCast},   {"CastLike", emitCast},   {"ConstantOfShape", emitConstantOfShape},
     {"Range", emitRange}, {"EyeLike", emitEyeLike}, {"Shape", emitShape},
     {"Size", emitSize},
@@ -133,7 +128,7 @@ constexpr EmitterRow kEmitters[] = {
 }  // namespace
 
 void attachGenerateEmitters(OpRegistry& r) {
-  for (const auto& row : kEmitters) r.setEmit("", row.op, row.emit);
+  setEmitters(r, kGenerateEmitters);
 }
 
 }  // namespace kiln

@@ -218,12 +218,7 @@ Status emitTopK(const Node& n, EmitContext& ctx) {
   return Status();
 }
 
-struct EmitterRow {
-  const char* op;
-  EmitFn emit;
-};
-
-constexpr EmitterRow kEmitters[] = {
+constexpr EmitterRow kIndexEmitters[] = {
     {"Gather", emitGather},
     {"GatherElements", emitGatherElements},
     {"GatherND", emitGatherND},
@@ -238,7 +233,7 @@ constexpr EmitterRow kEmitters[] = {
 }  // namespace
 
 void attachIndexEmitters(OpRegistry& r) {
-  for (const auto& row : kEmitters) r.setEmit("", row.op, row.emit);
+  setEmitters(r, kIndexEmitters);
 }
 
 }  // namespace kiln

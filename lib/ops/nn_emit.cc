@@ -43,7 +43,9 @@ Status requireFloat(const Node& n, EmitContext& ctx) {
 
 // ---- activations: one functor applied by kiln_ref::unary ----
 
-std::string activationFunctor(const Node& n) { return activationFunctorFor(n.opType(), n, ""); }
+std::string activationFunctor(const Node& n) {
+  return activationFunctorFor(n.opType(), n, "");
+}
 
 Status emitActivation(const Node& n, EmitContext& ctx) {
   if (n.opType() != "Relu") KILN_RETURN_IF_ERROR(requireFloat(n, ctx));
@@ -94,9 +96,9 @@ Status emitSoftmax(const Node& n, EmitContext& ctx) {
   std::string fn = n.opType() == "Softmax"      ? "softmax"
                    : n.opType() == "LogSoftmax" ? "log_softmax"
                                                 : "hardmax";
-  KILN_ASSIGN_OR_RETURN(bool done, emitCpuSoftmax(n, ctx, product(dims, 0, size_t(axis)),
-                                                  dims[size_t(axis)],
-                                                  product(dims, size_t(axis) + 1, dims.size())));
+  KILN_ASSIGN_OR_RETURN(bool done,
+                        emitCpuSoftmax(n, ctx, product(dims, 0, size_t(axis)), dims[size_t(axis)],
+                                       product(dims, size_t(axis) + 1, dims.size())));
   if (done) return Status();
   ctx.useHeader("kiln_ref/softmax.h");
   ctx.call("kiln_ref::" + fn,
@@ -117,14 +119,14 @@ Status emitConvWith(const Node& n, EmitContext& ctx, const std::string& epilogue
   auto x = dimsOf(n.input(0));
   ctx.useHeader("kiln_ref/conv.h");
   std::string kernel = epilogue.empty() ? "conv" : "conv_fused";
-  ctx.call("kiln_ref::" + kernel,
-           fmt::format("kiln_ref::{}({}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}{});",
-                       kernel, w.rank, x[0], x[1], ctx.constArray(w.in), wd[0],
-                       ctx.constArray(w.kernel), ctx.constArray(w.out), ctx.constArray(w.strides),
-                       ctx.constArray(w.dilations), ctx.constArray(w.pads), n.attrInt("group", 1),
-                       ctx.input(0), ctx.input(1),
-                       n.input(2) ? ctx.input(2) : nullInput(n.input(0)), ctx.output(0),
-                       epilogue.empty() ? "" : ", " + epilogue));
+  ctx.call(
+      "kiln_ref::" + kernel,
+      fmt::format("kiln_ref::{}({}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}{});",
+                  kernel, w.rank, x[0], x[1], ctx.constArray(w.in), wd[0], ctx.constArray(w.kernel),
+                  ctx.constArray(w.out), ctx.constArray(w.strides), ctx.constArray(w.dilations),
+                  ctx.constArray(w.pads), n.attrInt("group", 1), ctx.input(0), ctx.input(1),
+                  n.input(2) ? ctx.input(2) : nullInput(n.input(0)), ctx.output(0),
+                  epilogue.empty() ? "" : ", " + epilogue));
   return Status();
 }
 
@@ -140,8 +142,8 @@ std::string epilogueOf(const Node& n, EmitContext& ctx, int biasInput, size_t re
   ctx.useHeader("kiln_ref/activation.h");
   std::string act = activationFunctorFor(n.attrString(kActivationAttr, ""), n, "activation_");
   const Value* y = n.output(0);
-  std::string bias = biasInput >= 0 && n.input(size_t(biasInput)) ? ctx.input(size_t(biasInput))
-                                                                  : nullInput(y);
+  std::string bias =
+      biasInput >= 0 && n.input(size_t(biasInput)) ? ctx.input(size_t(biasInput)) : nullInput(y);
   std::string res = n.input(residualInput) ? ctx.input(residualInput) : nullInput(y);
   return fmt::format("kiln_ref::make_epilogue<{}>({}, {}, {})", cType(y), act, bias, res);
 }
@@ -291,8 +293,8 @@ Status emitGemmWith(const Node& n, EmitContext& ctx, const std::string& epilogue
   ctx.useHeader("kiln_ref/gemm.h");
   ctx.call("kiln_ref::gemm",
            fmt::format("kiln_ref::gemm({}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}{});", M,
-                       N, K, transA, transB, floatLiteral(n.attrFloat("alpha", 1.0f)),
-                       ctx.input(0), ctx.input(1), floatLiteral(n.attrFloat("beta", 1.0f)),
+                       N, K, transA, transB, floatLiteral(n.attrFloat("alpha", 1.0f)), ctx.input(0),
+                       ctx.input(1), floatLiteral(n.attrFloat("beta", 1.0f)),
                        n.input(2) ? ctx.input(2) : nullInput(n.input(0)), sm, sn, ctx.output(0),
                        epilogue.empty() ? "" : ", " + epilogue));
   return Status();
@@ -475,12 +477,7 @@ Status emitConcat(const Node& n, EmitContext& ctx) {
   return Status();
 }
 
-struct EmitterRow {
-  const char* op;
-  EmitFn emit;
-};
-
-constexpr EmitterRow kEmitters[] = {
+constexpr EmitterRow kNnEmitters[] = {
     {"Relu", emitActivation},
     {"LeakyRelu", emitActivation},
     {"Elu", emitActivation},
@@ -555,7 +552,7 @@ std::string activationFunctorFor(const std::string& op, const Node& n, const std
 }
 
 void attachNnEmitters(OpRegistry& r) {
-  for (const auto& row : kEmitters) r.setEmit("", row.op, row.emit);
+  setEmitters(r, kNnEmitters);
   r.setEmit(kKilnDomain, "FusedConv", emitFusedConv);
   r.setEmit(kKilnDomain, "NhwcConv", emitNhwcConv);
   r.setEmit(kKilnDomain, "NhwcExpandDw", emitNhwcExpandDw);

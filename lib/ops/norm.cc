@@ -6,8 +6,6 @@
 namespace kiln {
 namespace {
 
-constexpr std::initializer_list<DType> kFloats = {DType::F32, DType::F16, DType::BF16, DType::F64};
-
 std::vector<TensorType> sameAsInput(const InferContext& ctx) {
   return single(ctx.in(0).dtype, ctx.in(0).shape);
 }
@@ -33,7 +31,7 @@ Status checkPerChannel(const InferContext& ctx, size_t i, std::string_view role,
 
 Status requireFloat(const InferContext& ctx, size_t i, std::string_view role) {
   if (!ctx.has(i)) return Status();
-  return requireDType(ctx, i, role, kFloats);
+  return requireDType(ctx, i, role, kFloatTypes);
 }
 
 Status sameDType(const InferContext& ctx, size_t i, std::string_view role, size_t ref,
@@ -87,7 +85,7 @@ struct BatchNormalizationOp {
   }
   static Expected<std::vector<TensorType>> inferTypes(const InferContext& ctx) {
     KILN_RETURN_IF_ERROR(requirePresent(ctx, 5));
-    KILN_RETURN_IF_ERROR(requireDType(ctx, 0, "X", kFloats));
+    KILN_RETURN_IF_ERROR(requireDType(ctx, 0, "X", kFloatTypes));
     KILN_RETURN_IF_ERROR(requireFloat(ctx, 1, "scale"));
     KILN_RETURN_IF_ERROR(sameDType(ctx, 2, "B", 1, "scale"));
     KILN_RETURN_IF_ERROR(requireFloat(ctx, 3, "input_mean"));
@@ -106,7 +104,7 @@ struct InstanceNormalizationOp {
   static OpSchema schema() { return {3, 3, 1, 1, {{"epsilon", AttrKind::Float}}}; }
   static Expected<std::vector<TensorType>> inferTypes(const InferContext& ctx) {
     KILN_RETURN_IF_ERROR(requirePresent(ctx, 3));
-    KILN_RETURN_IF_ERROR(requireDType(ctx, 0, "input", kFloats));
+    KILN_RETURN_IF_ERROR(requireDType(ctx, 0, "input", kFloatTypes));
     KILN_RETURN_IF_ERROR(sameDType(ctx, 1, "scale", 0, "input"));
     KILN_RETURN_IF_ERROR(sameDType(ctx, 2, "B", 0, "input"));
     KILN_ASSIGN_OR_RETURN(Dim c, channelsOf(ctx, 2));
@@ -125,7 +123,7 @@ struct LayerNormalizationOp {
   }
   static Expected<std::vector<TensorType>> inferTypes(const InferContext& ctx) {
     KILN_RETURN_IF_ERROR(requirePresent(ctx, 2));
-    KILN_RETURN_IF_ERROR(requireDType(ctx, 0, "X", kFloats));
+    KILN_RETURN_IF_ERROR(requireDType(ctx, 0, "X", kFloatTypes));
     KILN_RETURN_IF_ERROR(sameDType(ctx, 1, "Scale", 0, "X"));
     KILN_RETURN_IF_ERROR(sameDType(ctx, 2, "B", 0, "X"));
     KILN_ASSIGN_OR_RETURN(DType stash, stashType(ctx));
@@ -166,7 +164,7 @@ struct GroupNormalizationOp {
   }
   static Expected<std::vector<TensorType>> inferTypes(const InferContext& ctx) {
     KILN_RETURN_IF_ERROR(requirePresent(ctx, 3));
-    KILN_RETURN_IF_ERROR(requireDType(ctx, 0, "X", kFloats));
+    KILN_RETURN_IF_ERROR(requireDType(ctx, 0, "X", kFloatTypes));
     KILN_RETURN_IF_ERROR(sameDType(ctx, 1, "scale", 0, "X"));
     KILN_RETURN_IF_ERROR(sameDType(ctx, 2, "bias", 0, "X"));
     KILN_RETURN_IF_ERROR(stashType(ctx).status());
@@ -185,7 +183,7 @@ struct LpNormalizationOp {
   static constexpr std::string_view kName = "LpNormalization";
   static OpSchema schema() { return {1, 1, 1, 1, {{"axis", AttrKind::Int}, {"p", AttrKind::Int}}}; }
   static Expected<std::vector<TensorType>> inferTypes(const InferContext& ctx) {
-    KILN_RETURN_IF_ERROR(requireDType(ctx, 0, "input", kFloats));
+    KILN_RETURN_IF_ERROR(requireDType(ctx, 0, "input", kFloatTypes));
     const int64_t p = ctx.node().attrInt("p", 2);
     if (p != 1 && p != 2) return ctx.error("attribute 'p' is {}; only 1 and 2 are defined", p);
     const Shape& x = ctx.in(0).shape;
@@ -209,7 +207,7 @@ struct LrnOp {
              {"size", AttrKind::Int, true}}};
   }
   static Expected<std::vector<TensorType>> inferTypes(const InferContext& ctx) {
-    KILN_RETURN_IF_ERROR(requireDType(ctx, 0, "X", kFloats));
+    KILN_RETURN_IF_ERROR(requireDType(ctx, 0, "X", kFloatTypes));
     const int64_t size = ctx.node().attrInt("size", 0);
     if (size <= 0) return ctx.error("attribute 'size' is {}; it must be positive", size);
     KILN_RETURN_IF_ERROR(channelsOf(ctx, 3).status());
@@ -222,7 +220,7 @@ struct MeanVarianceNormalizationOp {
   static constexpr std::string_view kName = "MeanVarianceNormalization";
   static OpSchema schema() { return {1, 1, 1, 1, {{"axes", AttrKind::Ints}}}; }
   static Expected<std::vector<TensorType>> inferTypes(const InferContext& ctx) {
-    KILN_RETURN_IF_ERROR(requireDType(ctx, 0, "X", kFloats));
+    KILN_RETURN_IF_ERROR(requireDType(ctx, 0, "X", kFloatTypes));
     const Shape& x = ctx.in(0).shape;
     if (x.rankKnown())
       KILN_RETURN_IF_ERROR(

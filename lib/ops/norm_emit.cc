@@ -78,12 +78,7 @@ Status emitMeanVarianceNorm(const Node& n, EmitContext& ctx) {
   return Status();
 }
 
-struct EmitterRow {
-  const char* op;
-  EmitFn emit;
-};
-
-constexpr EmitterRow kEmitters[] = {
+constexpr EmitterRow kNormEmitters[] = {
     {"GroupNormalization", emitGroupNorm},
     {"LpNormalization", emitLpNorm},
     {"LRN", emitLrn},
@@ -93,7 +88,7 @@ constexpr EmitterRow kEmitters[] = {
 }  // namespace
 
 void attachNormEmitters(OpRegistry& r) {
-  for (const auto& row : kEmitters) r.setEmit("", row.op, row.emit);
+  setEmitters(r, kNormEmitters);
 }
 
 }  // namespace kiln

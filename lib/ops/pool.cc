@@ -6,7 +6,6 @@
 namespace kiln {
 namespace {
 
-constexpr std::initializer_list<DType> kFloats = {DType::F32, DType::F16, DType::BF16, DType::F64};
 constexpr std::initializer_list<DType> kMaxPoolTypes = {DType::F32, DType::F16, DType::BF16,
                                                         DType::F64, DType::I8,  DType::U8};
 
@@ -79,7 +78,7 @@ struct AveragePoolOp {
   static constexpr std::string_view kName = "AveragePool";
   static OpSchema schema() { return {1, 1, 1, 1, poolAttrs()}; }
   static Expected<std::vector<TensorType>> inferTypes(const InferContext& ctx) {
-    KILN_RETURN_IF_ERROR(requireDType(ctx, 0, "X", kFloats));
+    KILN_RETURN_IF_ERROR(requireDType(ctx, 0, "X", kFloatTypes));
     KILN_RETURN_IF_ERROR(checkFlag(ctx, "count_include_pad"));
     KILN_ASSIGN_OR_RETURN(Shape s, poolShape(ctx, true));
     return single(ctx.in(0).dtype, std::move(s));
@@ -90,7 +89,7 @@ struct LpPoolOp {
   static constexpr std::string_view kName = "LpPool";
   static OpSchema schema() { return {1, 1, 1, 1, poolAttrs()}; }
   static Expected<std::vector<TensorType>> inferTypes(const InferContext& ctx) {
-    KILN_RETURN_IF_ERROR(requireDType(ctx, 0, "X", kFloats));
+    KILN_RETURN_IF_ERROR(requireDType(ctx, 0, "X", kFloatTypes));
     KILN_RETURN_IF_ERROR(checkP(ctx));
     KILN_ASSIGN_OR_RETURN(Shape s, poolShape(ctx, true));
     return single(ctx.in(0).dtype, std::move(s));
@@ -99,7 +98,7 @@ struct LpPoolOp {
 
 // Global pools reduce every spatial dim to 1: [N, C, D...] -> [N, C, 1...].
 Expected<std::vector<TensorType>> inferGlobalPool(const InferContext& ctx) {
-  KILN_RETURN_IF_ERROR(requireDType(ctx, 0, "X", kFloats));
+  KILN_RETURN_IF_ERROR(requireDType(ctx, 0, "X", kFloatTypes));
   if (ctx.node().opType() == "GlobalLpPool") KILN_RETURN_IF_ERROR(checkP(ctx));
   const Shape& x = ctx.in(0).shape;
   if (!x.rankKnown()) return single(ctx.in(0).dtype, x);
@@ -132,7 +131,7 @@ struct MaxRoiPoolOp {
   }
   static Expected<std::vector<TensorType>> inferTypes(const InferContext& ctx) {
     KILN_RETURN_IF_ERROR(requirePresent(ctx, 2));
-    KILN_RETURN_IF_ERROR(requireDType(ctx, 0, "X", kFloats));
+    KILN_RETURN_IF_ERROR(requireDType(ctx, 0, "X", kFloatTypes));
     if (ctx.in(1).dtype != ctx.in(0).dtype)
       return ctx.error("rois are {} but X is {}; they must have one element type",
                        dtypeName(ctx.in(1).dtype), dtypeName(ctx.in(0).dtype));
@@ -158,7 +157,7 @@ struct MaxUnpoolOp {
   static constexpr std::string_view kName = "MaxUnpool";
   static OpSchema schema() { return {2, 3, 1, 1, poolAttrs()}; }
   static Expected<std::vector<TensorType>> inferTypes(const InferContext& ctx) {
-    KILN_RETURN_IF_ERROR(requireDType(ctx, 0, "X", kFloats));
+    KILN_RETURN_IF_ERROR(requireDType(ctx, 0, "X", kFloatTypes));
     KILN_RETURN_IF_ERROR(requireDType(ctx, 1, "I", {DType::I64}));
     const DType t = ctx.in(0).dtype;
     const Shape& x = ctx.in(0).shape;

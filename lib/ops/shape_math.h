@@ -1,12 +1,17 @@
 // Shape arithmetic shared by op definitions: broadcasting, axes, dims from attributes.
 #pragma once
 
+#include <initializer_list>
 #include <optional>
 #include <vector>
 
 #include "kiln/ops/registry.h"
 
 namespace kiln {
+
+/// The floating-point element types: what most float-only ops accept.
+inline constexpr std::initializer_list<DType> kFloatTypes = {DType::F32, DType::F16, DType::BF16,
+                                                             DType::F64};
 
 /// Multidirectional (numpy) broadcast of several shapes; error names the node.
 Expected<Shape> broadcastShapes(const InferContext& ctx, const std::vector<Shape>& shapes);

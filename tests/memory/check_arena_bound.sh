@@ -12,7 +12,9 @@ work="$(mktemp -d /tmp/kiln-arena-bound.XXXXXX)"
 trap 'rm -rf "$work"' EXIT
 "$kiln" compile "$model" -o "$work/m" --name m --no-build "$@" >/dev/null
 cd "$work/m"
-san=(-fsanitize=address,undefined -fno-sanitize-recover=all -O2)
+# -O1, ASan's recommended level: it finds the same out-of-arena access, and the sanitized
+# build of a big model is several times quicker than at -O2 (MobileNetV2: 20 s, not 90 s).
+san=(-fsanitize=address,undefined -fno-sanitize-recover=all -O1)
 # The target's flags, as the manifest lists them (-march=..., -pthread for the thread pool).
 read -r -a cxx_flags <<<"$(/usr/bin/python3 -c 'import json; print(" ".join(json.load(open("manifest.json"))["cxx_flags"]))')"
 objs=()

@@ -3,15 +3,12 @@
 #include <gtest/gtest.h>
 
 #include "codegen/control_flow.h"
+#include "test_types.h"
 
 namespace kiln {
 namespace {
 
 using GraphPtr = Attribute::GraphPtr;
-
-TensorType f32(std::vector<int64_t> dims) {
-  return TensorType{DType::F32, Shape::ofStatic(dims)};
-}
 
 Node* node(Graph& g, const std::string& op, std::vector<Value*> ins, const std::string& out) {
   return *g.addNode(op, "", out + "_node", std::move(ins), {out});

@@ -3,13 +3,10 @@
 
 #include "kiln/ir/graph.h"
 #include "kiln/ir/verifier.h"
+#include "test_types.h"
 
 namespace kiln {
 namespace {
-
-TensorType f32(std::vector<int64_t> dims) {
-  return {DType::F32, Shape::ofStatic(dims)};
-}
 
 TEST(Graph, BuildsAndTracksUses) {
   Graph g;

@@ -8,6 +8,7 @@
 
 #include "kiln/ir/graph.h"
 #include "kiln/memory/plan.h"
+#include "test_types.h"
 
 namespace kiln {
 namespace {
@@ -193,10 +194,6 @@ TEST(MemoryPlan, RandomIntervalSetsGiveValidDeterministicPlans) {
   // Both outcomes must occur often, or the checkPlan comparison above proves little.
   EXPECT_GT(corruptedButValid, 500);
   EXPECT_GT(corruptedAndCaught, 500);
-}
-
-TensorType f32(std::vector<int64_t> dims) {
-  return {DType::F32, Shape::ofStatic(dims)};
 }
 
 Value* addTyped(Graph& g, const std::string& op, std::vector<Value*> ins, const std::string& out,

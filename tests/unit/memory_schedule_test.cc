@@ -8,16 +8,13 @@
 #include "kiln/ir/graph.h"
 #include "kiln/memory/plan.h"
 #include "kiln/memory/schedule.h"
+#include "test_types.h"
 
 namespace kiln {
 namespace {
 
-TensorType f32(std::vector<int64_t> dims) {
-  return {DType::F32, Shape::ofStatic(dims)};
-}
-
-Node* addTyped(Graph& g, const std::string& op, std::vector<Value*> ins, const std::string& out,
-               TensorType type) {
+Node* addTypedNode(Graph& g, const std::string& op, std::vector<Value*> ins, const std::string& out,
+                   TensorType type) {
   Node* n = *g.addNode(op, "", op + "_" + out, std::move(ins), {out});
   n->output(0)->setType(std::move(type));
   return n;
@@ -51,11 +48,11 @@ TEST(MemorySchedule, FinishesOneBranchBeforeStartingTheOther) {
   // are live at once; running each branch to its reduction first keeps only one alive.
   Graph g;
   Value* x = *g.addInput("x", f32({256}));
-  Node* p1 = addTyped(g, "Relu", {x}, "p1", f32({256}));
-  Node* p2 = addTyped(g, "Neg", {x}, "p2", f32({256}));
-  Node* q1 = addTyped(g, "ReduceSum", {p1->output(0)}, "q1", f32({1}));
-  Node* q2 = addTyped(g, "ReduceSum", {p2->output(0)}, "q2", f32({1}));
-  Node* y = addTyped(g, "Add", {q1->output(0), q2->output(0)}, "y", f32({1}));
+  Node* p1 = addTypedNode(g, "Relu", {x}, "p1", f32({256}));
+  Node* p2 = addTypedNode(g, "Neg", {x}, "p2", f32({256}));
+  Node* q1 = addTypedNode(g, "ReduceSum", {p1->output(0)}, "q1", f32({1}));
+  Node* q2 = addTypedNode(g, "ReduceSum", {p2->output(0)}, "q2", f32({1}));
+  Node* y = addTypedNode(g, "Add", {q1->output(0), q2->output(0)}, "y", f32({1}));
   g.addOutput(y->output(0));
   std::vector<const Node*> original = {p1, p2, q1, q2, y};
   ASSERT_EQ(peak(g, original), 1024 + 1024 + 64);
@@ -84,15 +81,16 @@ TEST(MemorySchedule, ThreeWayBranchesWithAJoin) {
   Node* tails[3];
   for (int b = 0; b < 3; ++b) {
     std::string id = std::to_string(b);
-    heads[b] = addTyped(g, "Relu", {x}, "h" + id, f32({64, 16}));
+    heads[b] = addTypedNode(g, "Relu", {x}, "h" + id, f32({64, 16}));
     original.push_back(heads[b]);
   }
   for (int b = 0; b < 3; ++b) {
-    tails[b] = addTyped(g, "ReduceMean", {heads[b]->output(0)}, "t" + std::to_string(b), f32({4}));
+    tails[b] =
+        addTypedNode(g, "ReduceMean", {heads[b]->output(0)}, "t" + std::to_string(b), f32({4}));
     original.push_back(tails[b]);
   }
-  Node* join = addTyped(g, "Sum", {tails[0]->output(0), tails[1]->output(0), tails[2]->output(0)},
-                        "y", f32({4}));
+  Node* join = addTypedNode(
+      g, "Sum", {tails[0]->output(0), tails[1]->output(0), tails[2]->output(0)}, "y", f32({4}));
   g.addOutput(join->output(0));
   original.push_back(join);
   int64_t before = peak(g, original);
@@ -109,7 +107,7 @@ TEST(MemorySchedule, NeverWorseOnAChain) {
   std::vector<const Node*> original;
   for (int i = 0; i < 6; ++i) {
     Node* n =
-        addTyped(g, i % 2 ? "Relu" : "Neg", {v}, "c" + std::to_string(i), f32({32 * (i + 1)}));
+        addTypedNode(g, i % 2 ? "Relu" : "Neg", {v}, "c" + std::to_string(i), f32({32 * (i + 1)}));
     original.push_back(n);
     v = n->output(0);
   }
@@ -125,12 +123,12 @@ TEST(MemorySchedule, KeepsSubgraphReadsAndGraphOutputsInOrder) {
   Graph g;
   Value* x = *g.addInput("x", f32({16}));
   Value* cond = *g.addInput("cond", {DType::Bool, Shape::scalar()});
-  Node* a = addTyped(g, "Relu", {x}, "a", f32({16}));
-  Node* o = addTyped(g, "Neg", {x}, "o", f32({16}));
+  Node* a = addTypedNode(g, "Relu", {x}, "a", f32({16}));
+  Node* o = addTypedNode(g, "Neg", {x}, "o", f32({16}));
   g.addOutput(o->output(0));
-  Node* b = addTyped(g, "Abs", {o->output(0)}, "b", f32({16}));
+  Node* b = addTypedNode(g, "Abs", {o->output(0)}, "b", f32({16}));
   auto thenG = std::make_shared<Graph>("then", &g);
-  Node* t = addTyped(*thenG, "Neg", {a->output(0)}, "t", f32({16}));
+  Node* t = addTypedNode(*thenG, "Neg", {a->output(0)}, "t", f32({16}));
   thenG->addOutput(t->output(0));
   auto elseG = std::make_shared<Graph>("else", &g);
   elseG->addOutput(x);
@@ -138,7 +136,7 @@ TEST(MemorySchedule, KeepsSubgraphReadsAndGraphOutputsInOrder) {
   iff->setAttr("then_branch", Attribute(Attribute::GraphPtr(thenG)));
   iff->setAttr("else_branch", Attribute(Attribute::GraphPtr(elseG)));
   iff->output(0)->setType(f32({16}));
-  Node* y = addTyped(g, "Add", {iff->output(0), b->output(0)}, "y", f32({16}));
+  Node* y = addTypedNode(g, "Add", {iff->output(0), b->output(0)}, "y", f32({16}));
   g.addOutput(y->output(0));
   std::vector<const Node*> original = {a, o, b, iff, y};
   auto order = scheduleForMemory(g, original);
@@ -160,8 +158,8 @@ TEST(MemorySchedule, KeepsSubgraphReadsAndGraphOutputsInOrder) {
 TEST(MemorySchedule, RejectsBadInput) {
   Graph g;
   Value* x = *g.addInput("x", f32({4}));
-  Node* n0 = addTyped(g, "Relu", {x}, "a", f32({4}));
-  Node* n1 = addTyped(g, "Relu", {n0->output(0)}, "y", f32({4}));
+  Node* n0 = addTypedNode(g, "Relu", {x}, "a", f32({4}));
+  Node* n1 = addTypedNode(g, "Relu", {n0->output(0)}, "y", f32({4}));
   g.addOutput(n1->output(0));
   std::vector<const Node*> backwards = {n1, n0};
   EXPECT_FALSE(scheduleForMemory(g, backwards).ok());

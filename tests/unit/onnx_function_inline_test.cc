@@ -3,15 +3,12 @@
 
 #include "kiln/ir/verifier.h"
 #include "onnx_test_models.h"
+#include "test_types.h"
 
 namespace kiln {
 namespace {
 
 using namespace onnx_test;
-
-bool contains(const std::string& s, const std::string& part) {
-  return s.find(part) != std::string::npos;
-}
 
 /// Inner values get fresh names derived from "<call>/<name>" (with a uniquing suffix).
 bool derivedFrom(const std::string& name, const std::string& base) {

@@ -11,16 +11,13 @@
 #include "kiln/support/file.h"
 #include "kiln/support/sha256.h"
 #include "onnx_test_models.h"
+#include "test_types.h"
 
 namespace kiln {
 namespace {
 
 using namespace onnx_test;
 namespace fs = std::filesystem;
-
-bool contains(const std::string& s, const std::string& part) {
-  return s.find(part) != std::string::npos;
-}
 
 // An Add model: x [N,3,?] + w (initializer) → y.
 onnx::ModelProto addModel() {

@@ -3,15 +3,12 @@
 
 #include "kiln/ir/verifier.h"
 #include "onnx_test_models.h"
+#include "test_types.h"
 
 namespace kiln {
 namespace {
 
 using namespace onnx_test;
-
-bool contains(const std::string& s, const std::string& part) {
-  return s.find(part) != std::string::npos;
-}
 
 // A model with input x (declared f32 [2,3] unless `declared` is false) and one node.
 struct OneNode {
@@ -34,7 +31,7 @@ OneNode oneNode(int64_t opset, const std::string& op, std::vector<std::string> i
   return m;
 }
 
-Model importOk(const onnx::ModelProto& m) {
+Model importVerified(const onnx::ModelProto& m) {
   auto r = importModel(m);
   EXPECT_TRUE(r.ok()) << r.message();
   if (!r.ok()) return Model();
@@ -51,7 +48,7 @@ std::vector<int64_t> constInts(const Node* n, size_t input) {
 TEST(OnnxNormalize, SqueezeAxesAttributeBecomesInput) {
   OneNode m = oneNode(11, "Squeeze");
   attrInts(m.node, "axes", {0, -1});
-  Model model = importOk(m.model);
+  Model model = importVerified(m.model);
   Node* n = findNode(*model.graph, "n");
   ASSERT_NE(n, nullptr);
   EXPECT_FALSE(n->hasAttr("axes"));
@@ -60,7 +57,7 @@ TEST(OnnxNormalize, SqueezeAxesAttributeBecomesInput) {
   EXPECT_EQ(constInts(n, 1), (std::vector<int64_t>{0, -1}));
   // At opset 13 axes is already an input and nothing changes.
   OneNode m13 = oneNode(13, "Squeeze");
-  Model model13 = importOk(m13.model);
+  Model model13 = importVerified(m13.model);
   EXPECT_EQ(findNode(*model13.graph, "n")->numInputs(), 1u);
 }
 
@@ -68,13 +65,13 @@ TEST(OnnxNormalize, ReduceAxesMoveToInputsByOpset) {
   OneNode sum = oneNode(11, "ReduceSum");
   attrInts(sum.node, "axes", {1});
   attrInt(sum.node, "keepdims", 0);
-  Model a = importOk(sum.model);
+  Model a = importVerified(sum.model);
   Node* n = findNode(*a.graph, "n");
   EXPECT_EQ(constInts(n, 1), (std::vector<int64_t>{1}));
   EXPECT_EQ(n->attrInt("keepdims", 1), 0);
   OneNode mean17 = oneNode(17, "ReduceMean");
   attrInts(mean17.node, "axes", {0});
-  Model b = importOk(mean17.model);
+  Model b = importVerified(mean17.model);
   EXPECT_EQ(constInts(findNode(*b.graph, "n"), 1), (std::vector<int64_t>{0}));
   OneNode mean18 = oneNode(18, "ReduceMean", {"x", "ax"});
   *mean18.model.mutable_graph()->add_initializer() = [] {
@@ -85,14 +82,14 @@ TEST(OnnxNormalize, ReduceAxesMoveToInputsByOpset) {
     t.add_int64_data(1);
     return t;
   }();
-  Model c = importOk(mean18.model);
+  Model c = importVerified(mean18.model);
   EXPECT_EQ(findNode(*c.graph, "n")->input(1)->name(), "ax");
 }
 
 TEST(OnnxNormalize, SoftmaxBeforeOpset13IsDecomposed) {
   OneNode m = oneNode(11, "Softmax");  // default axis 1 on a [2,3] input: coerced to 2-D
   m.model.mutable_graph()->mutable_input(0)->clear_type();
-  Model model = importOk(m.model);
+  Model model = importVerified(m.model);
   const Graph& g = *model.graph;
   ASSERT_EQ(g.numNodes(), 4u);
   Node* sm = findNode(g, "n");
@@ -115,20 +112,20 @@ TEST(OnnxNormalize, SoftmaxBeforeOpset13IsDecomposed) {
   // axis -1, or the last axis of a declared rank, means the same in both forms.
   OneNode last = oneNode(11, "Softmax");
   attrInt(last.node, "axis", -1);
-  EXPECT_EQ(importOk(last.model).graph->numNodes(), 1u);
+  EXPECT_EQ(importVerified(last.model).graph->numNodes(), 1u);
   OneNode declared = oneNode(11, "LogSoftmax");  // x is declared [2,3]; axis 1 is the last
-  Model d = importOk(declared.model);
+  Model d = importVerified(declared.model);
   ASSERT_EQ(d.graph->numNodes(), 1u);
   EXPECT_EQ(d.graph->nodes().front()->attrInt("axis", 0), -1);
   OneNode modern = oneNode(13, "Softmax");
-  EXPECT_FALSE(importOk(modern.model).graph->nodes().front()->hasAttr("axis"));
+  EXPECT_FALSE(importVerified(modern.model).graph->nodes().front()->hasAttr("axis"));
 }
 
 TEST(OnnxNormalize, Clip6AttributesBecomeTypedInputs) {
   OneNode m = oneNode(9, "Clip");
   attrFloat(m.node, "min", 0.0f);
   attrFloat(m.node, "max", 6.0f);
-  Model model = importOk(m.model);
+  Model model = importVerified(m.model);
   Node* n = findNode(*model.graph, "n");
   ASSERT_EQ(n->numInputs(), 3u);
   ASSERT_TRUE(n->input(1)->isInitializer());
@@ -140,7 +137,7 @@ TEST(OnnxNormalize, Clip6AttributesBecomeTypedInputs) {
   // Only max, on an input of undeclared type: min is omitted, max is cast like the input.
   OneNode u = oneNode(9, "Clip", {"x"}, {"y"}, /*declared=*/false);
   attrFloat(u.node, "max", 6.0f);
-  Model mu = importOk(u.model);
+  Model mu = importVerified(u.model);
   Node* nu = findNode(*mu.graph, "n");
   ASSERT_EQ(nu->numInputs(), 3u);
   EXPECT_EQ(nu->input(1), nullptr);
@@ -156,7 +153,7 @@ TEST(OnnxNormalize, Slice1AttributesBecomeInputs) {
   attrInts(m.node, "starts", {0});
   attrInts(m.node, "ends", {2});
   attrInts(m.node, "axes", {1});
-  Model model = importOk(m.model);
+  Model model = importVerified(m.model);
   Node* n = findNode(*model.graph, "n");
   ASSERT_EQ(n->numInputs(), 4u);
   EXPECT_EQ(constInts(n, 1), (std::vector<int64_t>{0}));
@@ -175,7 +172,7 @@ TEST(OnnxNormalize, Slice1AttributesBecomeInputs) {
 TEST(OnnxNormalize, UpsampleBecomesResize) {
   OneNode m9 = oneNode(9, "Upsample", {"x", "scales"});
   *m9.model.mutable_graph()->add_initializer() = floatTensor("scales", {2}, {1, 2});
-  Model a = importOk(m9.model);
+  Model a = importVerified(m9.model);
   Node* n = findNode(*a.graph, "n");
   EXPECT_EQ(n->opType(), "Resize");
   ASSERT_EQ(n->numInputs(), 3u);
@@ -190,7 +187,7 @@ TEST(OnnxNormalize, UpsampleBecomesResize) {
   auto* s = addAttr(m7.node, "scales", onnx::AttributeProto::FLOATS);
   s->add_floats(1);
   s->add_floats(3);
-  Model b = importOk(m7.model);
+  Model b = importVerified(m7.model);
   Node* r = findNode(*b.graph, "n");
   EXPECT_EQ(r->opType(), "Resize");
   EXPECT_EQ(r->attrString("mode", ""), "linear");
@@ -199,7 +196,7 @@ TEST(OnnxNormalize, UpsampleBecomesResize) {
 
   OneNode r10 = oneNode(10, "Resize", {"x", "scales"});
   *r10.model.mutable_graph()->add_initializer() = floatTensor("scales", {2}, {1, 2});
-  Model rnModel = importOk(r10.model);
+  Model rnModel = importVerified(r10.model);
   Node* rn = findNode(*rnModel.graph, "n");
   EXPECT_EQ(rn->input(1), nullptr);
   EXPECT_EQ(rn->input(2)->name(), "scales");
@@ -210,36 +207,36 @@ TEST(OnnxNormalize, CastToBFloat16TruncatesBeforeOpset19) {
   auto roundMode = [](int64_t opset, int to) {
     OneNode cast = oneNode(opset, "Cast");
     attrInt(cast.node, "to", to);
-    Model m = importOk(cast.model);
+    Model m = importVerified(cast.model);
     return findNode(*m.graph, "n")->attrString("round_mode", "(none)");
   };
   EXPECT_EQ(roundMode(13, onnx::TensorProto::BFLOAT16), "truncate");
   EXPECT_EQ(roundMode(19, onnx::TensorProto::BFLOAT16), "(none)");
   EXPECT_EQ(roundMode(13, onnx::TensorProto::FLOAT16), "(none)");
   OneNode like = oneNode(15, "CastLike", {"x", "x"});
-  EXPECT_EQ(findNode(*importOk(like.model).graph, "n")->attrString("round_mode", ""), "truncate");
+  EXPECT_EQ(findNode(*importVerified(like.model).graph, "n")->attrString("round_mode", ""), "truncate");
   OneNode like19 = oneNode(19, "CastLike", {"x", "x"});
-  EXPECT_FALSE(findNode(*importOk(like19.model).graph, "n")->hasAttr("round_mode"));
+  EXPECT_FALSE(findNode(*importVerified(like19.model).graph, "n")->hasAttr("round_mode"));
 }
 
 TEST(OnnxNormalize, ConstantsCastsAndOtherAttributeForms) {
   OneNode c = oneNode(13, "Constant", {}, {"y"});
   attrInts(c.node, "value_ints", {4, 5});
-  Model cnModel = importOk(c.model);
+  Model cnModel = importVerified(c.model);
   Node* cn = findNode(*cnModel.graph, "n");
   ASSERT_TRUE(cn->hasAttr("value"));
   EXPECT_EQ(cn->attributes().size(), 1u);
   EXPECT_EQ(cn->attr("value")->t().toInts(), (std::vector<int64_t>{4, 5}));
   OneNode cf = oneNode(13, "Constant", {}, {"y"});
   attrFloat(cf.node, "value_float", 2.5f);
-  Model tModel = importOk(cf.model);
+  Model tModel = importVerified(cf.model);
   const Tensor& t = findNode(*tModel.graph, "n")->attr("value")->t();
   EXPECT_EQ(t.rank(), 0);
   EXPECT_EQ(t.data<float>()[0], 2.5f);
 
   OneNode cast = oneNode(13, "Cast");
   attrInt(cast.node, "to", onnx::TensorProto::INT64);
-  EXPECT_EQ(findNode(*importOk(cast.model).graph, "n")->attrString("to", ""), "i64");
+  EXPECT_EQ(findNode(*importVerified(cast.model).graph, "n")->attrString("to", ""), "i64");
   OneNode bad = oneNode(13, "Cast");
   attrInt(bad.node, "to", onnx::TensorProto::COMPLEX64);
   auto r = importModel(bad.model);
@@ -248,23 +245,23 @@ TEST(OnnxNormalize, ConstantsCastsAndOtherAttributeForms) {
 
   OneNode topk = oneNode(9, "TopK", {"x"}, {"v", "i"});
   attrInt(topk.node, "k", 2);
-  EXPECT_EQ(constInts(findNode(*importOk(topk.model).graph, "n"), 1), (std::vector<int64_t>{2}));
+  EXPECT_EQ(constInts(findNode(*importVerified(topk.model).graph, "n"), 1), (std::vector<int64_t>{2}));
 
   OneNode split = oneNode(11, "Split", {"x"}, {"a", "b"});
   attrInts(split.node, "split", {1, 2});
   attrInt(split.node, "axis", 1);
-  Model snModel = importOk(split.model);
+  Model snModel = importVerified(split.model);
   Node* sn = findNode(*snModel.graph, "n");
   EXPECT_EQ(constInts(sn, 1), (std::vector<int64_t>{1, 2}));
   EXPECT_FALSE(sn->hasAttr("num_outputs"));
   OneNode even = oneNode(13, "Split", {"x"}, {"a", "b"});
-  EXPECT_EQ(findNode(*importOk(even.model).graph, "n")->attrInt("num_outputs", 0), 2);
+  EXPECT_EQ(findNode(*importVerified(even.model).graph, "n")->attrInt("num_outputs", 0), 2);
 
   OneNode pad = oneNode(9, "Pad");
   attrInts(pad.node, "pads", {0, 1, 0, 1});
   attrFloat(pad.node, "value", 1.5f);
   attrString(pad.node, "mode", "constant");
-  Model pnModel = importOk(pad.model);
+  Model pnModel = importVerified(pad.model);
   Node* pn = findNode(*pnModel.graph, "n");
   EXPECT_EQ(constInts(pn, 1), (std::vector<int64_t>{0, 1, 0, 1}));
   EXPECT_EQ(pn->input(2)->initializer()->data<float>()[0], 1.5f);
@@ -272,7 +269,7 @@ TEST(OnnxNormalize, ConstantsCastsAndOtherAttributeForms) {
 
   OneNode drop = oneNode(9, "Dropout");
   attrFloat(drop.node, "ratio", 0.3f);
-  EXPECT_FALSE(findNode(*importOk(drop.model).graph, "n")->hasAttr("ratio"));
+  EXPECT_FALSE(findNode(*importVerified(drop.model).graph, "n")->hasAttr("ratio"));
 }
 
 TEST(OnnxNormalize, BatchNormalizationInInferenceForm) {
@@ -286,7 +283,7 @@ TEST(OnnxNormalize, BatchNormalizationInInferenceForm) {
   OneNode ok = bn({"y", "", "", "sm", "sv"});
   // Unused training outputs are dropped (they are graph outputs here only if listed).
   ok.model.mutable_graph()->mutable_output()->DeleteSubrange(1, 2);
-  Model nModel = importOk(ok.model);
+  Model nModel = importVerified(ok.model);
   Node* n = findNode(*nModel.graph, "n");
   EXPECT_EQ(n->numOutputs(), 1u);
   EXPECT_FALSE(n->hasAttr("spatial"));
@@ -301,7 +298,7 @@ TEST(OnnxNormalize, GroupNorm18RepeatsScaleAndBiasPerChannel) {
   *m.model.mutable_graph()->add_initializer() = floatTensor("s", {2}, {1, 2});
   *m.model.mutable_graph()->add_initializer() = floatTensor("b", {2}, {0, 0});
   attrInt(m.node, "num_groups", 2);
-  Model model = importOk(m.model);
+  Model model = importVerified(m.model);
   Node* n = findNode(*model.graph, "n");
   for (size_t i = 1; i <= 2; ++i) {
     Node* reshape = n->input(i)->producer();
@@ -317,7 +314,7 @@ TEST(OnnxNormalize, GroupNorm18RepeatsScaleAndBiasPerChannel) {
   attrInt(m21.node, "num_groups", 2);
   *m21.model.mutable_graph()->add_initializer() = floatTensor("s", {3}, {1, 2, 3});
   *m21.model.mutable_graph()->add_initializer() = floatTensor("b", {3}, {0, 0, 0});
-  Model model21 = importOk(m21.model);
+  Model model21 = importVerified(m21.model);
   EXPECT_EQ(model21.graph->numNodes(), 1u);
 }
 
@@ -338,7 +335,7 @@ TEST(OnnxSubgraph, BranchesReadOuterValues) {
   addNode(elseG, "Softmax", {"x"}, {"e"}, "sm");
   addOutput(elseG, "x");  // an outer value as a branch output
   addOutput(g, "y");
-  Model model = importOk(m);
+  Model model = importVerified(m);
   const Graph& main = *model.graph;
   EXPECT_EQ(main.nodes().front()->name(), "relu");  // sorted before its outer-scope reader
   Node* ifNode = findNode(main, "if");
@@ -369,7 +366,7 @@ TEST(OnnxSubgraph, LoopBodyInputsAndLimits) {
   addOutput(body, "cond_out");
   addOutput(body, "xo");
   addOutput(g, "xf");
-  Model model = importOk(m);
+  Model model = importVerified(m);
   Graph* b = findNode(*model.graph, "loop")->subgraphs().at(0);
   ASSERT_EQ(b->inputs().size(), 3u);
   EXPECT_EQ(b->inputs()[2]->name(), "xi");

@@ -4,6 +4,7 @@
 
 #include "kiln/ops/infer.h"
 #include "onnx_test_models.h"
+#include "test_types.h"
 
 namespace kiln {
 namespace {
@@ -11,10 +12,6 @@ namespace {
 using namespace onnx_test;
 
 constexpr const char* kDomain = "ai.onnx.preview.training";
-
-bool contains(const std::string& s, const std::string& part) {
-  return s.find(part) != std::string::npos;
-}
 
 /// R, T and one X/G/state... group of [2] floats, calling `op` of the training domain.
 onnx::ModelProto trainingModel(const std::string& op, int states, int64_t opset = 1) {

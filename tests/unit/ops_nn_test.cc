@@ -6,10 +6,6 @@
 namespace kiln::opstest {
 namespace {
 
-bool failsWith(const std::string& result, const std::string& text) {
-  return result.rfind("error: ", 0) == 0 && result.find(text) != std::string::npos;
-}
-
 // ---- activations ----
 
 TEST(OpsNnActivation, PointwiseKeepsTypeAndSymbols) {

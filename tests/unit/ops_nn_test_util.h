@@ -10,6 +10,7 @@
 #include "kiln/ir/graph.h"
 #include "kiln/ops/infer.h"
 #include "kiln/ops/registry.h"
+#include "test_types.h"
 
 namespace kiln::opstest {
 
@@ -23,31 +24,6 @@ struct Arg {
   std::optional<std::vector<int64_t>> ints;
   std::optional<std::vector<float>> floats;
 };
-
-/// Parses "f32[N,3,?]" ("[*]": unknown rank, "?": unknown dim, letters: a symbol).
-inline TensorType parseType(const std::string& text) {
-  size_t open = text.find('[');
-  TensorType t;
-  t.dtype = parseDType(text.substr(0, open)).value_or(DType::Undefined);
-  std::string body = text.substr(open + 1, text.size() - open - 2);
-  if (body == "*") return t;
-  std::vector<Dim> dims;
-  size_t start = 0;
-  while (!body.empty() && start <= body.size()) {
-    size_t comma = body.find(',', start);
-    std::string d = body.substr(start, comma == std::string::npos ? comma : comma - start);
-    if (d == "?")
-      dims.push_back(Dim::unknown());
-    else if (d[0] >= '0' && d[0] <= '9')
-      dims.push_back(Dim::known(std::stoll(d)));
-    else
-      dims.push_back(Dim::named(d));
-    if (comma == std::string::npos) break;
-    start = comma + 1;
-  }
-  t.shape = Shape(std::move(dims));
-  return t;
-}
 
 /// Runs inference on `op` with the given inputs and attributes; returns the output types
 /// separated by spaces, or "error: <message>".

@@ -6,10 +6,6 @@
 namespace kiln::opstest {
 namespace {
 
-bool failsWith(const std::string& result, const std::string& text) {
-  return result.rfind("error: ", 0) == 0 && result.find(text) != std::string::npos;
-}
-
 Arg axes(std::vector<int64_t> v) {
   std::string type = "i64[" + std::to_string(v.size()) + "]";
   return Arg(type.c_str(), std::move(v));  // Arg copies the text

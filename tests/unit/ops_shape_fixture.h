@@ -10,33 +10,9 @@
 #include "kiln/ir/graph.h"
 #include "kiln/ops/infer.h"
 #include "kiln/ops/registry.h"
+#include "test_types.h"
 
 namespace kiln::opstest {
-
-/// Parses "f32[N,3,?]" (symbol, static, unknown dims) or "f32[*]" (unknown rank).
-inline TensorType parseType(const std::string& s) {
-  size_t lb = s.find('[');
-  TensorType t;
-  t.dtype = parseDType(s.substr(0, lb)).value_or(DType::Undefined);
-  std::string body = s.substr(lb + 1, s.size() - lb - 2);
-  if (body == "*") return t;
-  std::vector<Dim> dims;
-  size_t pos = 0;
-  while (pos < body.size()) {
-    size_t comma = body.find(',', pos);
-    std::string d = body.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
-    if (d == "?")
-      dims.push_back(Dim::unknown());
-    else if (d[0] >= '0' && d[0] <= '9')
-      dims.push_back(Dim::known(std::stoll(d)));
-    else
-      dims.push_back(Dim::named(d));
-    if (comma == std::string::npos) break;
-    pos = comma + 1;
-  }
-  t.shape = Shape(std::move(dims));
-  return t;
-}
 
 inline Tensor i64s(std::vector<int64_t> v) {
   return Tensor::fromVector<int64_t>(DType::I64, {int64_t(v.size())}, v);
@@ -122,11 +98,6 @@ inline std::vector<double> doubles(const Tensor& t) {
   std::vector<double> v;
   for (int64_t i = 0; i < t.numElements(); ++i) v.push_back(t.doubleAt(i));
   return v;
-}
-
-/// True when `text` contains `part` (for error-message checks).
-inline bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
 }
 
 }  // namespace kiln::opstest

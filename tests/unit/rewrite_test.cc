@@ -6,11 +6,10 @@
 #include "kiln/ops/infer.h"
 #include "kiln/passes/pass.h"
 #include "kiln/rewrite/rewriter.h"
+#include "test_types.h"
 
 namespace kiln {
 namespace {
-
-TensorType f32(std::vector<int64_t> dims) { return {DType::F32, Shape::ofStatic(dims)}; }
 
 TEST(Rewriter, GraphOutputsKeepTheirNames) {
   Graph g;
