@@ -100,9 +100,11 @@ Expected<std::string> buildArtifact(const Program& p, const CompileOptions& o) {
   link.insert(link.end(), objects.begin(), objects.end());
   KILN_RETURN_IF_ERROR(step(link));
   fs::remove(dir / ar, ec);
-  std::vector<std::string> archive = {"ar", "rcsD", ar};
-  archive.insert(archive.end(), objects.begin(), objects.end());
-  KILN_RETURN_IF_ERROR(step(archive));
+  if (o.archive) {
+    std::vector<std::string> archive = {"ar", "rcsD", ar};
+    archive.insert(archive.end(), objects.begin(), objects.end());
+    KILN_RETURN_IF_ERROR(step(archive));
+  }
   fs::remove_all(tmp, ec);
   fs::remove(log, ec);
   return (dir / so).string();

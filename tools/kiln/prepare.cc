@@ -222,6 +222,7 @@ Expected<std::string> prepareArtifact(const ModelArgs& model, const CodegenArgs&
   if (!loaded.ok()) return loaded.error();
   KILN_ASSIGN_OR_RETURN(CompileOptions options,
                         codegen.toOptions(model.path, tmp.string(), args.shapes));
+  options.archive = false;  // run and bench load the shared library only
   auto compiled = compileModel(*loaded, options);
   if (!compiled.ok()) {
     // Keep a failed build's folder (its build.log is what the error points to) beside the

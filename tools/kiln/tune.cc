@@ -148,6 +148,7 @@ Status tuneModel(const ModelArgs& model, CompileOptions& options, const TuneArgs
     o.outDir = (work / ("sweep" + std::to_string(done))).string();
     o.profile = true;
     o.build = true;  // measured even when the result is --no-build
+    o.archive = false;
     o.tuneSweep = int(done);
     KILN_ASSIGN_OR_RETURN(Model m, model.load());
     KILN_RETURN_IF_ERROR(compileModel(m, o).status());

@@ -27,6 +27,10 @@ struct CompileOptions {
   int optLevel = 3;
   WeightsMode weights = WeightsMode::Embedded;
   bool build = true;                    ///< run the C++ compiler to produce lib<name>.so / .a
+  /// With build: also archive lib<name>.a. kiln run's and bench's cached compiles and the
+  /// tuner's candidates load only the shared library (ar costs ~70 ms a build: its LTO
+  /// plugin loads even for one object).
+  bool archive = true;
   std::string cxx;                      ///< compiler; empty: $CXX, else "c++"
   std::string sourceFile;               ///< model file name for the manifest (no directories)
   std::vector<std::string> shapeFlags;  ///< --shape flags, recorded in the manifest
