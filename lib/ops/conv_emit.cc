@@ -324,11 +324,13 @@ std::string depthwiseNhwcWeights(EmitContext& ctx, const float* w, int64_t C, in
 
 /// kiln_cpu::expand_dw_scratch_floats for s = [N, C, H, W, M, KH, KW, OH, OW, SH, SW, DH, DW,
 /// PH, PW, group] (the depthwise conv): one band of E rows per thread, a band's rows the most
-/// whose E fits 2^17 floats, at most N*OH / (2 * threads) with threads.
+/// whose E fits 3 * 2^16 floats at 1 thread, 2^17 at more, at most N*OH / (2 * threads) with
+/// threads.
 int64_t expandDwScratchFloats(const std::vector<int64_t>& s, int threads) {
   auto inRows = [&](int64_t rows) { return (rows - 1) * s[9] + (s[5] - 1) * s[11] + 1; };
+  const int64_t budget = threads > 1 ? int64_t(1) << 17 : int64_t(3) << 16;
   int64_t rows = s[7];
-  while (rows > 1 && inRows(rows) * s[3] * s[1] > (int64_t(1) << 17)) --rows;
+  while (rows > 1 && inRows(rows) * s[3] * s[1] > budget) --rows;
   const int64_t even = (s[0] * s[7] + 2 * threads - 1) / (2 * threads);
   if (threads > 1 && even < rows) rows = std::max<int64_t>(even, 1);
   return (std::min(inRows(rows), s[2]) * s[3] * s[1] + 15) / 16 * 16 * threads;
