@@ -27,10 +27,38 @@ static_assert(kMR <= V::kLanes, "a tile's column (kMR pixels) must fit one vecto
 
 constexpr bool conv2d_pixrows_applies(const Conv2dShape& s) { return s.group == 1; }
 
-/// Scratch floats of conv2d_pixrows_f32: one image's im2col matrix [K, P]; none for a
-/// pointwise conv.
+/// Bytes of A (a K-chunk's rows of the im2col matrix, or of X read in place) and of two
+/// channel panels' chunks (the tiles' and the one being prefetched) that conv2d_pixrows_f32
+/// keeps in L2 at once. K is cut into chunks that fit: ResNet-50's 14x14 -> 7x7 stride-2 conv
+/// (K = 4608, P = 49) would otherwise stream 0.9 MB of im2col and a 0.6 MB panel through a
+/// 1 MB L2 for every tile.
+constexpr int64_t kPixrowsChunkBytes = int64_t(512) << 10;
+
+/// K-chunks of conv2d_pixrows_f32: the fewest whose A and panel rows fit kPixrowsChunkBytes,
+/// for images of at most 4 kNR pixels (a panel at least a quarter of A). There the panel,
+/// re-read by every strip, is what spills from L2. With larger images (ResNet-50's 14x14
+/// stage) A spills instead and chunks cost more than they save: 2 threads ran its K = 1024
+/// and 2304 convs 7-13% slower in chunks.
+constexpr int64_t conv2d_pixrows_chunks(const Conv2dShape& s) {
+  const int64_t K = s.C * s.KH * s.KW, P = s.OH * s.OW;
+  if (P > 4 * kNR) return 1;
+  const int64_t per_k = (P + 2 * kNR) * int64_t(sizeof(float));
+  const int64_t c = (K * per_k + kPixrowsChunkBytes - 1) / kPixrowsChunkBytes;
+  return c < 1 ? 1 : (c > K ? K : c);
+}
+
+/// Rows of a K-chunk (the last may have fewer).
+constexpr int64_t conv2d_pixrows_chunk_rows(const Conv2dShape& s) {
+  const int64_t K = s.C * s.KH * s.KW, c = conv2d_pixrows_chunks(s);
+  return (K + c - 1) / c;
+}
+
+/// Scratch floats of conv2d_pixrows_f32: a K-chunk of one image's im2col matrix [K, P] (none
+/// for a pointwise conv), then with several chunks the tiles' partial sums (kMR x kNR each).
 constexpr int64_t conv2d_pixrows_scratch_floats(const Conv2dShape& s) {
-  return conv2d_pointwise(s) ? 0 : (s.C * s.KH * s.KW * s.OH * s.OW + 15) / 16 * 16;
+  const int64_t P = s.OH * s.OW, strips = (P + kMR - 1) / kMR, panels = (s.M + kNR - 1) / kNR;
+  const int64_t a = conv2d_pointwise(s) ? 0 : (conv2d_pixrows_chunk_rows(s) * P + 15) / 16 * 16;
+  return a + (conv2d_pixrows_chunks(s) > 1 ? panels * strips * kMR * kNR : 0);
 }
 
 /// Pixels per block of conv2d_pixrows_nhwc_f32: whole strips whose im2col (K x block) fits
@@ -112,7 +140,7 @@ inline void im2col_plane_rows(const Conv2dShape& s, const float* x, int64_t k0, 
     }
     const int64_t i = (k / s.KW) % s.KH, j = k % s.KW;
     const float* src = plane + i * s.DH * wp + j * s.DW;
-    float* d = dst + k * ld;
+    float* d = dst + (k - k0) * ld;
     for (int64_t oh = 0; oh < s.OH; ++oh, src += s.SH * wp, d += s.OW) {
       V::R v;
       if (s.SW == 1) {
@@ -130,7 +158,7 @@ inline void im2col_plane_rows(const Conv2dShape& s, const float* x, int64_t k0, 
 }
 
 /// Rows [k0, k1) x pixels [p0, p0 + pc) of one image's im2col matrix (x: [C, H, W]) into
-/// dst (element (k, p) at dst[k * ld + p - p0]), zero where the window leaves the input.
+/// dst (element (k, p) at dst[(k - k0) * ld + p - p0]), zero where the window leaves the input.
 inline void im2col_rows(const Conv2dShape& s, const float* x, int64_t k0, int64_t k1,
                         int64_t p0, int64_t pc, float* dst, int64_t ld) {
   const int64_t taps = s.KH * s.KW;
@@ -142,7 +170,7 @@ inline void im2col_rows(const Conv2dShape& s, const float* x, int64_t k0, int64_
     int64_t hi = s.W - 1 - first < 0 ? 0 : (s.W - 1 - first) / s.SW + 1;
     if (hi > s.OW) hi = s.OW;
     if (lo > hi) lo = hi;
-    float* d = dst + k * ld;
+    float* d = dst + (k - k0) * ld;
     // Runs of output rows: [ow0, ow1) of row oh.
     for (int64_t p = p0, oh = p0 / s.OW, ow0 = p0 % s.OW; p < p0 + pc; ++oh, ow0 = 0) {
       const int64_t ow1 = s.OW < ow0 + (p0 + pc - p) ? s.OW : ow0 + (p0 + pc - p);
@@ -205,6 +233,10 @@ struct TileAux {
   const float* ahead = nullptr;
   int64_t ahead_lines = 0;
   const float* far = nullptr;
+  /// K-chunks: the sums so far (null: start from zero), and where to leave them instead of
+  /// finishing the tile (null: the last chunk). kMR rows of kNR floats.
+  const float* sums_in = nullptr;
+  float* sums_out = nullptr;
 };
 
 /// One tile: R pixels [p0, p0 + R) x `cols` channels [m0, m0 + cols) of an image's output
@@ -217,7 +249,10 @@ inline void tile(int64_t K, const float* a, int64_t lda, int64_t P, const float*
   constexpr int L = V::kLanes;
   V::R acc0[R], acc1[R];
   KILN_CPU_UNROLL
-  for (int r = 0; r < R; ++r) acc0[r] = acc1[r] = V::zero();
+  for (int r = 0; r < R; ++r) {
+    acc0[r] = aux.sums_in ? V::load(aux.sums_in + r * kNR) : V::zero();
+    acc1[r] = NV == 2 && aux.sums_in ? V::load(aux.sums_in + r * kNR + L) : V::zero();
+  }
   const float* const ahead = aux.ahead;
   const int64_t ahead_lines = aux.ahead_lines;
   const float* const far = aux.far;
@@ -251,6 +286,15 @@ inline void tile(int64_t K, const float* a, int64_t lda, int64_t P, const float*
     gemm_detail::rank1<R, NV>(a, bp, acc0, acc1);
   }
   for (; k < K; ++k, a += lda, bp += kNR) gemm_detail::rank1<R, NV>(a, bp, acc0, acc1);
+  if (aux.sums_out) {
+    // Not the last K-chunk: the sums wait in scratch, exactly, for the next chunk's k steps.
+    KILN_CPU_UNROLL
+    for (int r = 0; r < R; ++r) {
+      V::store(aux.sums_out + r * kNR, acc0[r]);
+      if constexpr (NV == 2) V::store(aux.sums_out + r * kNR + L, acc1[r]);
+    }
+    return;
+  }
   if constexpr (kNhwc) {
     // Channels-last: the tile's rows are the pixels' rows of y, as a GEMM's would be.
     const Epilogue<Act> en = make_epilogue(e.act, nullptr, bias, e.residual, M);
@@ -344,39 +388,68 @@ inline void conv2d_pixrows(const Conv2dShape& s, const float* x, const float* w_
       });
       continue;
     }
-    const float* a = xn;
-    if (!pointwise) {
-      constexpr int64_t kRowsPerUnit = 32;
-      parallel_for(pool, (K + kRowsPerUnit - 1) / kRowsPerUnit, [&](int64_t u, int) {
-        const int64_t k1 = (u + 1) * kRowsPerUnit < K ? (u + 1) * kRowsPerUnit : K;
-        if (plane_floats(s) > 0)
-          im2col_plane_rows(s, xn, u * kRowsPerUnit, k1, scratch, P);
-        else
-          im2col_rows(s, xn, u * kRowsPerUnit, k1, 0, P, scratch, P);
+    // K in chunks whose A and panel rows stay in L2 (conv2d_pixrows_chunks); between chunks a
+    // tile's sums wait in scratch, so its k order, and so its value, is the unchunked one.
+    // (Channels-last output reaches here only pointwise, with no scratch: one chunk.)
+    const int64_t chunks = kNhwc ? 1 : conv2d_pixrows_chunks(s);
+    const int64_t KC = kNhwc ? K : conv2d_pixrows_chunk_rows(s);
+    float* const sums = chunks > 1 ? scratch + (pointwise ? 0 : (KC * P + 15) / 16 * 16) : nullptr;
+    // The panels' chunks in the order the tiles take them (chunk-major): a pointer to the
+    // i-th and its lines, or null past the last.
+    auto panel_chunk = [&](int64_t i, int64_t* lines) -> const float* {
+      if (i >= chunks * panels) return nullptr;
+      const int64_t k0 = i / panels * KC;
+      *lines = (K - k0 < KC ? K - k0 : KC) * kNR / 16;
+      return w_panels + (i % panels) * K * kNR + k0 * kNR;
+    };
+    for (int64_t c = 0; c < chunks; ++c) {
+      const int64_t k0 = c * KC, kc = K - k0 < KC ? K - k0 : KC;
+      const float* a = xn + k0 * P;
+      if (!pointwise) {
+        constexpr int64_t kRowsPerUnit = 32;
+        parallel_for(pool, (kc + kRowsPerUnit - 1) / kRowsPerUnit, [&](int64_t u, int) {
+          const int64_t r0 = k0 + u * kRowsPerUnit;
+          const int64_t r1 = r0 + kRowsPerUnit < k0 + kc ? r0 + kRowsPerUnit : k0 + kc;
+          float* dst = scratch + (r0 - k0) * P;
+          if (plane_floats(s) > 0)
+            im2col_plane_rows(s, xn, r0, r1, dst, P);
+          else
+            im2col_rows(s, xn, r0, r1, 0, P, dst, P);
+        });
+        a = scratch;
+      }
+      const bool last = c + 1 == chunks;
+      Epilogue<Act> ec = en;
+      if (!last) ec.residual = nullptr;  // not read before the last chunk
+      // Each strip of a panel prefetches its share of the next panel chunk's lines to L2: at
+      // batch 1 a deep layer's weights come from memory (ResNet-50's 7x7 stage: 4-9 MB a
+      // layer, read once), and a panel's first strip would otherwise wait on them.
+      parallel_for(pool, panels * strips, [&](int64_t u, int) {
+        // Strips of balanced heights (49 pixels: 10, 10, 10, 10, 9, not 12, 12, 12, 12, 1): a
+        // tile of a few rows waits on its fma chains' latency.
+        const int64_t q = u / strips, t = u % strips, m0 = q * kNR;
+        const int64_t p0 = t * P / strips;
+        const int rows = int((t + 1) * P / strips - p0);
+        const int cols = int(M - m0 < kNR ? M - m0 : kNR);
+        TileAux aux;
+        int64_t next_lines = 0, far_lines = 0;
+        const float* next = panel_chunk(c * panels + q + 1, &next_lines);
+        const float* far = panel_chunk(c * panels + q + 2, &far_lines);
+        const int64_t share = (next_lines + strips - 1) / strips, first = t * share;
+        if (next && first < next_lines) {
+          aux.ahead_lines = next_lines - first < share ? next_lines - first : share;
+          aux.ahead = next + first * 16;
+          if (far && first < far_lines) aux.far = far + first * 16;
+        }
+        if (sums) {
+          float* tile_sums = sums + u * kMR * kNR;
+          if (c > 0) aux.sums_in = tile_sums;
+          if (!last) aux.sums_out = tile_sums;
+        }
+        tile_rows<kNhwc, kMR>(rows, kc, a + p0, P, P, w_panels + q * K * kNR + k0 * kNR, cols,
+                              bias, ec, yn, M, m0, p0, aux);
       });
-      a = scratch;
     }
-    // Each strip of a panel prefetches its share of the next panel's lines to L2: at batch 1
-    // a deep layer's weights come from memory (ResNet-50's 7x7 stage: 4-9 MB a layer, read
-    // once), and a panel's first strip would otherwise wait on them.
-    const int64_t panel_lines = K * kNR / 16, share = (panel_lines + strips - 1) / strips;
-    parallel_for(pool, panels * strips, [&](int64_t u, int) {
-      // Strips of balanced heights (49 pixels: 10, 10, 10, 10, 9, not 12, 12, 12, 12, 1): a
-      // tile of a few rows waits on its fma chains' latency.
-      const int64_t q = u / strips, t = u % strips, m0 = q * kNR;
-      const int64_t p0 = t * P / strips;
-      const int rows = int((t + 1) * P / strips - p0);
-      const int cols = int(M - m0 < kNR ? M - m0 : kNR);
-      const int64_t first = t * share;
-      TileAux aux;
-      aux.ahead_lines = q + 1 < panels && first < panel_lines
-                            ? (panel_lines - first < share ? panel_lines - first : share)
-                            : 0;
-      if (aux.ahead_lines) aux.ahead = w_panels + (q + 1) * K * kNR + first * 16;
-      if (aux.ahead_lines && q + 2 < panels) aux.far = aux.ahead + K * kNR;
-      tile_rows<kNhwc, kMR>(rows, K, a + p0, P, P, w_panels + q * K * kNR, cols, bias, en, yn,
-                            M, m0, p0, aux);
-    });
   }
 }
 

@@ -114,6 +114,24 @@ bool pixrowsApplies(const std::vector<int64_t>& s) {
   return s[15] == 1 && P <= 1024 && (pointwise || s[1] * s[5] * s[6] * P <= (int64_t(1) << 20));
 }
 
+/// kiln_cpu::conv2d_pixrows_scratch_floats for the target's tiles: a K-chunk of the im2col
+/// matrix (none for a pointwise conv; for images of at most 4 nr pixels, chunks whose rows of
+/// A and of two panels fit kPixrowsChunkBytes), then with several chunks a kMR x kNR block of
+/// partial sums per tile.
+int64_t pixrowsScratchFloats(const std::vector<int64_t>& s, const Tiles& t) {
+  constexpr int64_t kPixrowsChunkBytes = int64_t(512) << 10;
+  const int64_t K = s[1] * s[5] * s[6], P = s[7] * s[8], M = s[4];
+  const int64_t chunks =
+      P > 4 * t.nr ? 1
+                   : std::clamp<int64_t>(
+                         (K * (P + 2 * t.nr) * 4 + kPixrowsChunkBytes - 1) / kPixrowsChunkBytes,
+                         1, K);
+  const int64_t rows = (K + chunks - 1) / chunks;
+  const int64_t a = pointwiseConv(s) ? 0 : (rows * P + 15) / 16 * 16;
+  const int64_t sums = chunks > 1 ? (M + t.nr - 1) / t.nr * ((P + t.mr - 1) / t.mr) * t.mr * t.nr : 0;
+  return a + sums;
+}
+
 bool pixrowsByDefault(const std::vector<int64_t>& s, const Tiles& t) {
   return laneShare(s[4], t.nr) > laneShare(s[7] * s[8], t.nr) + 0.02;
 }
@@ -253,8 +271,7 @@ Expected<bool> emitCpuConv(const Node& n, EmitContext& ctx, bool fused) {
     std::vector<float> packed = packBPanels(wsrc, K, wd[0], /*sk=*/1, /*sn=*/K, tiles);
     std::string wp =
         ctx.derivedWeight(Tensor::fromVector(DType::F32, {int64_t(packed.size())}, packed));
-    const bool pointwise = pointwiseConv(s);
-    const int64_t floats = pointwise ? 0 : (K * s[7] * s[8] + 15) / 16 * 16;
+    const int64_t floats = pixrowsScratchFloats(s, tiles);
     useCpuHeaders(ctx, "kiln_cpu/conv_pixrows.h");
     ctx.call("kiln_cpu::conv2d_pixrows_f32__" + tileName(target),
              tileCheck(target) +

@@ -376,6 +376,9 @@ void checkConv(const ConvCase& c, Act act, bool with_bias, bool with_residual, D
       EXPECT_TRUE(untouched(scratch, 0, 0, 0, used)) << "conv2d_pixrows_f32 scratch";
       return y;
     };
+    if (std::string(c.name).find("K_chunks") != std::string::npos) {
+      EXPECT_GT(kiln_cpu::conv2d_pixrows_chunks(s), 1) << "a case meant to take K-chunks";
+    }
     const Vec pix = runPix(nullptr);
     EXPECT_TRUE(near(want, pix, c.N * c.M, P, P, tolp)) << "conv2d_pixrows_f32";
     for (int t = 1; t <= 3; ++t)
@@ -455,6 +458,9 @@ const ConvCase kConvCases[] = {
   {"7x7_pointwise_M>kNR", 2, 40, 7,  7, 70, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1},
   {"7x7_3x3_K>kKC",     1, 30,  7,  7, 33, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},
   {"14x14_1x1_s2",      1, 24, 14, 14, 64, 1, 1, 2, 2, 1, 1, 0, 0, 0, 0, 1},
+  // K past conv2d_pixrows_chunks' L2 budget: 2 K-chunks (a short last one) with partial sums.
+  {"5x5_3x3_K_chunks",  1, 361, 5,  5, 40, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},
+  {"5x5_1x1_K_chunks",  1, 3301, 5, 5, 20, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1},
   {"1x7",               2,  4,  9, 13,  6, 1, 7, 1, 1, 1, 1, 0, 3, 0, 3, 1},
   {"group2_3x3",        2,  8,  9,  7, 12, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 2},
   {"group2_1x1",        2,  6,  5,  9, 10, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 2},
