@@ -28,11 +28,28 @@ int64_t directConvPlaneFloats(const std::vector<int64_t>& s, int64_t rows, int64
   return ((s[1] / s[15]) * s[9] * s[10] * Hq * Wq + nr + 15) / 16 * 16;
 }
 
+/// The band budget (floats of phase planes) the direct conv runs with: 1 MiB, about the L2
+/// cache, less the weights of a group when they fit in it too (each band re-reads all of them,
+/// from L2 if they stay there), but at least 256 KiB and at least one output row. Weights
+/// bigger than L2 stream from L3 once per band whatever the planes, so the bands stay tall.
+/// ResNet-50's 56x56 -> 28x28 stride-2 conv (128 channels, 576 KiB of weights, 1.7 MiB of
+/// planes): 1.45-1.52 -> 1.33-1.37 ms at 1 thread in 448 KiB bands rather than 1 MiB
+/// (kiln_kernels_bench); its 14x14 -> 7x7 one (9 MiB of weights) was 5-10% slower in smaller
+/// bands.
+int64_t directConvBandBudget(const std::vector<int64_t>& s, int64_t nr) {
+  const int64_t weights = s[4] / s[15] * (s[1] / s[15]) * s[5] * s[6];  // floats, one group
+  int64_t budget = kDirectConvMaxPlaneFloats;
+  if (weights < kDirectConvMaxPlaneFloats)
+    budget = std::max(kDirectConvMaxPlaneFloats - weights, kDirectConvMaxPlaneFloats / 4);
+  return std::max(budget, directConvPlaneFloats(s, 1, nr));
+}
+
 /// The planes part of kiln_cpu::conv2d_direct_scratch_floats: the tallest band that fits the
 /// budget (conv_direct_detail::planes_of), once per thread when it is shorter than the output.
 int64_t directConvPlanesScratch(const std::vector<int64_t>& s, int64_t nr, int threads) {
+  const int64_t budget = directConvBandBudget(s, nr);
   int64_t rows = s[7];
-  while (rows > 1 && directConvPlaneFloats(s, rows, nr) > kDirectConvMaxPlaneFloats) --rows;
+  while (rows > 1 && directConvPlaneFloats(s, rows, nr) > budget) --rows;
   return directConvPlaneFloats(s, rows, nr) * (rows < s[7] ? threads : 1);
 }
 
@@ -309,7 +326,8 @@ Expected<bool> emitCpuConv(const Node& n, EmitContext& ctx, bool fused) {
                              "kiln_cpu::conv2d_direct_f32({0}, {1}, {2}, {3}, {4}, {5}, {6}, {7}, {10}, "
                              "{12});",
                              shape, ctx.input(0), dwp, bias, ctx.output(0), epi,
-                             floatScratch(ctx, floats), kDirectConvMaxPlaneFloats, ctx.threads(),
+                             floatScratch(ctx, floats), directConvBandBudget(s, tiles.nr),
+                             ctx.threads(),
                              floats, ctx.threadPool(), per * group, plan));
     return true;
   }
