@@ -67,7 +67,7 @@ std::string source(const Model& model, const Program& p, const CompileOptions& o
     s += "#include <cerrno>\n#include <fcntl.h>\n#include <sys/mman.h>\n#include <sys/stat.h>\n#include <unistd.h>\n";
   else
     s += "#if defined(__linux__)\n#include <sys/mman.h>\n#include <unistd.h>\n#endif\n";
-  s += "\n";
+  s += "#if defined(__linux__)\n#include <link.h>\n#endif\n\n";
   for (const auto& h : p.headers) s += "#include \"" + h + "\"\n";
   if (p.usesThreadPool) s += "#include \"kiln_cpu/parallel.h\"\n#include <new>\n";
   if (o.profile) s += "#include <time.h>\n";
@@ -106,6 +106,7 @@ std::string source(const Model& model, const Program& p, const CompileOptions& o
         "  return uint64_t(t.tv_sec) * 1000000000u + uint64_t(t.tv_nsec);\n}}\n",
         std::max<size_t>(p.calls.size(), 1));
   s += cpuCheckCode(p);
+  s += touchCodeCode();
   s += "\n}  // namespace\n\n";
   if (!external && p.weightsBytes > 0)
     s += fmt::format("extern \"C\" const unsigned char {}_weights[];\n\n", P);
@@ -162,6 +163,7 @@ KILN_BASELINE int create_context({P}_context** out, void* const* pools,
   if (!out) return KILN_ERR_NULL;
   *out = nullptr;
   if (!cpu_supported()) return KILN_ERR_CPU;
+  touch_code();
   size_t total = 0;
   for (int k = 0; k < kNumPools; ++k) {{
     if (pools[k] && (pool_bytes[k] < kPoolBytes[k] ||

@@ -124,6 +124,39 @@ std::string cpuCheckCode(const Program& p) {
   return s;
 }
 
+std::string touchCodeCode() {
+  return R"(// Reads one byte of every 64-byte line of the loaded segment that holds this code (the
+// library's kernels; the whole program's code when linked statically, up to 64 MiB), as
+// touch_weights does for the weights: the first run then takes its kernels from the caches, not
+// from memory. MobileNetV2 at 2 threads, 14 fresh processes each (medians): the first run
+// 0.66 -> 0.51 ms over the median run, 1.236x -> 1.212x it.
+#if defined(__linux__)
+KILN_BASELINE int touch_code_segment(struct dl_phdr_info* info, size_t, void* fn) {
+  const uintptr_t f = reinterpret_cast<uintptr_t>(fn);
+  for (int i = 0; i < info->dlpi_phnum; ++i) {
+    const ElfW(Phdr)& ph = info->dlpi_phdr[i];
+    if (ph.p_type != PT_LOAD || !(ph.p_flags & PF_X)) continue;
+    const uintptr_t lo = info->dlpi_addr + ph.p_vaddr, hi = lo + ph.p_memsz;
+    if (f < lo || f >= hi) continue;
+    if (hi - lo > (uintptr_t(64) << 20)) return 1;
+    unsigned char sink = 0;
+    for (uintptr_t a = lo; a < hi; a += 64) sink ^= *reinterpret_cast<const volatile unsigned char*>(a);
+    (void)sink;
+    return 1;
+  }
+  return 0;
+}
+#endif
+
+KILN_BASELINE void touch_code() {
+#if defined(__linux__)
+  dl_iterate_phdr(touch_code_segment, reinterpret_cast<void*>(&touch_code_segment));
+#endif
+}
+
+)";
+}
+
 std::string threadCode(const Program& p) {
   const std::string& P = p.prefix;
   if (!p.usesThreadPool)

@@ -13,6 +13,9 @@ std::string artifactHeader(const Program& p);
 /// `bool cpu_supported()` (built for the x86-64 baseline) and the KILN_BASELINE macro.
 std::string cpuCheckCode(const Program& p);
 
+/// `void touch_code()`: create reads the library's code once, so the first run finds it cached.
+std::string touchCodeCode();
+
 /// {P}_max_threads and {P}_set_threads.
 std::string threadCode(const Program& p);
 
