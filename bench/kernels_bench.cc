@@ -305,12 +305,23 @@ void BM_ConvPixrows(benchmark::State& state, int64_t C, int64_t HW, int64_t M, i
   setFlopCounters(state, seconds, 2.0 * double(M) * double(C * k * k) * double(out * out));
 }
 
+/// The band budget kiln compile gives conv2d_direct_f32 (lib/ops/conv_emit.cc's
+/// directConvBandBudget): 1 MiB of planes, less the weights when they fit in it (at least a
+/// quarter of it), at least one row's planes.
+int64_t directBandBudget(const kiln_cpu::Conv2dShape& s) {
+  constexpr int64_t kMax = int64_t(1) << 18;
+  const int64_t weights = s.M * s.C * s.KH * s.KW;
+  const int64_t budget = weights < kMax ? std::max(kMax - weights, kMax / 4) : kMax;
+  return std::max(budget, kiln_cpu::conv_direct_detail::planes_for_band(s, 1).floats);
+}
+
 /// conv2d_direct_f32 (no im2col; what the compiler emits for kernels wider than 1x1) on the
-/// same problems as BM_Conv, with the compiler's 1 MiB band budget.
+/// same problems as BM_Conv, with the compiler's band budget (directBandBudget).
 void BM_ConvDirect(benchmark::State& state, int64_t C, int64_t HW, int64_t M, int64_t k,
                    int64_t stride) {
-  const int64_t pad = k / 2, out = (HW + 2 * pad - k) / stride + 1, budget = int64_t(1) << 18;
+  const int64_t pad = k / 2, out = (HW + 2 * pad - k) / stride + 1;
   const kiln_cpu::Conv2dShape s{1, C, HW, HW, M, k, k, out, out, stride, stride, 1, 1, pad, pad, 1};
+  const int64_t budget = directBandBudget(s);
   const std::vector<float> x = randomFloats(C * HW * HW, 3), w = randomFloats(M * C * k * k, 4);
   const std::vector<float> bias = randomFloats(M, 5);
   std::vector<float> wp(size_t(kiln_cpu::conv2d_direct_packed_weight_floats(s)));
