@@ -10,7 +10,8 @@
 //
 // How: the weights are B, W^T packed at compile time into pack_b_panels' layout. A is read in
 // place: X itself for a 1x1 stride-1 unpadded conv (element (p, k) at x[k * P + p]), else the
-// im2col matrix [K, P] built in scratch per image. Each tile of kMR pixels x kNR channels sums
+// im2col matrix [K, P] built in scratch per image (channels-last output: per block of pixels,
+// or phase planes per band of rows, conv2d_pixrows_planes). Each tile of kMR pixels x kNR channels sums
 // all of K in registers (k ascending: its order does not depend on the thread count), then goes
 // through the epilogue and into Y column by column: a column of the tile is kMR pixels of one
 // channel, contiguous in Y. Work units are (channel panel, pixel strip) pairs, panel-major, so
@@ -20,6 +21,7 @@
 #include <cstdint>
 
 #include "conv.h"
+#include "conv_direct.h"
 
 namespace kiln_cpu {
 
@@ -71,9 +73,28 @@ constexpr int64_t conv2d_pixrows_block(const Conv2dShape& s) {
   return b < P ? b : P;
 }
 
-/// Scratch floats of conv2d_pixrows_nhwc_f32 for `threads` threads: a block's im2col each;
-/// none for a pointwise conv.
+/// Output rows per band of conv2d_pixrows_nhwc_f32's phase planes (conv2d_pixrows_planes).
+constexpr int64_t kPixrowsPlaneBandRows = 4;
+
+/// Whether conv2d_pixrows_nhwc_f32 reads A from phase planes (conv_direct.h's layout, a band
+/// of kPixrowsPlaneBandRows output rows at a time) instead of an im2col block: a kernel wider
+/// than 1x1, at most 64 taps, begin pads inside the kernel's extent. A tile is kMR pixels of
+/// one output row: for tap k their inputs are kMR consecutive floats of one plane, broadcast
+/// from there. MobileNetV2's stem (3 -> 32, 3x3 stride 2, 224x224): 167-172 -> 146-148 us at 1
+/// thread, the same sums (bit-identical to the im2col path).
+constexpr bool conv2d_pixrows_planes(const Conv2dShape& s) {
+  return !conv2d_pointwise(s) && s.KH * s.KW > 1 && s.KH * s.KW <= 64 &&
+         s.PH <= (s.KH - 1) * s.DH && s.PW <= (s.KW - 1) * s.DW;
+}
+
+/// Scratch floats of conv2d_pixrows_nhwc_f32 for `threads` threads: a band's phase planes each
+/// (conv2d_pixrows_planes), else a block's im2col each; none for a pointwise conv.
 constexpr int64_t conv2d_pixrows_nhwc_scratch_floats(const Conv2dShape& s, int threads) {
+  if (conv2d_pixrows_planes(s))
+    return conv_direct_detail::planes_for_band(
+               s, s.OH < kPixrowsPlaneBandRows ? s.OH : kPixrowsPlaneBandRows)
+               .floats *
+           threads;
   return conv2d_pointwise(s) ? 0 : s.C * s.KH * s.KW * conv2d_pixrows_block(s) * threads;
 }
 
@@ -354,6 +375,89 @@ inline void tile_rows(int rows, int64_t K, const float* a, int64_t lda, int64_t 
     tile<kNhwc, R, 2>(K, a, lda, P, bp, cols, bias, e, y, M, m0, p0, aux);
 }
 
+/// One channels-last tile from phase planes: R pixels of one output row x `cols` channels
+/// [m0, m0 + cols) into y [P, M] at pixel p0. xp: the planes at the tile's first pixel (tap t of
+/// channel c at xp + c * channel + tap[t]); bp: the channel panel. The k order and the fmas are
+/// tile<true>'s over the im2col block, so the values are the same.
+template <int R, int NV, class Act>
+inline void plane_tile(int64_t K, const float* xp, int64_t channel, const int64_t* tap,
+                       int64_t taps, const float* bp, int cols, const float* bias,
+                       const Epilogue<Act>& e, float* y, int64_t M, int64_t m0, int64_t p0) {
+  V::R acc0[R], acc1[R];
+  KILN_CPU_UNROLL
+  for (int r = 0; r < R; ++r) acc0[r] = acc1[r] = V::zero();
+  const float* xc = xp;
+  for (int64_t k = 0, t = 0; k < K; ++k, bp += kNR) {
+    gemm_detail::rank1<R, NV>(xc + tap[t], bp, acc0, acc1);
+    if (++t == taps) {
+      t = 0;
+      xc += channel;
+    }
+  }
+  const Epilogue<Act> en = make_epilogue(e.act, nullptr, bias, e.residual, M);
+  KILN_CPU_UNROLL
+  for (int r = 0; r < R; ++r)
+    gemm_detail::finish_row(acc0[r], acc1[r], y + (p0 + r) * M + m0, cols, true, en, p0 + r, m0);
+}
+
+template <int R, class Act>
+inline void plane_tile_rows(int rows, int64_t K, const float* xp, int64_t channel,
+                            const int64_t* tap, int64_t taps, const float* bp, int cols,
+                            const float* bias, const Epilogue<Act>& e, float* y, int64_t M,
+                            int64_t m0, int64_t p0) {
+  if constexpr (R > 1) {
+    if (rows < R)
+      return plane_tile_rows<R - 1>(rows, K, xp, channel, tap, taps, bp, cols, bias, e, y, M,
+                                    m0, p0);
+  }
+  if (cols <= V::kLanes)
+    plane_tile<R, 1>(K, xp, channel, tap, taps, bp, cols, bias, e, y, M, m0, p0);
+  else
+    plane_tile<R, 2>(K, xp, channel, tap, taps, bp, cols, bias, e, y, M, m0, p0);
+}
+
+/// conv2d_pixrows_nhwc_f32 from phase planes (conv2d_pixrows_planes): units are bands of
+/// kPixrowsPlaneBandRows output rows of one image, each thread filling the band's planes in
+/// its scratch; a band's rows are cut into tiles of balanced widths (112 pixels: 10 tiles of
+/// 11 or 12, not 9 of 12 and one of 4).
+template <class Act>
+inline void conv2d_pixrows_planes_nhwc(const Conv2dShape& s, const float* x,
+                                       const float* w_panels, const float* bias, float* y,
+                                       const Epilogue<Act>& e, float* scratch, ThreadPool* pool) {
+  namespace cd = conv_direct_detail;
+  const int64_t band = s.OH < kPixrowsPlaneBandRows ? s.OH : kPixrowsPlaneBandRows;
+  const cd::Planes d = cd::planes_for_band(s, band);
+  const int64_t taps = s.KH * s.KW, K = s.C * taps, P = s.OH * s.OW, M = s.M;
+  const int64_t bands = (s.OH + band - 1) / band, panels = (M + kNR - 1) / kNR;
+  const int64_t tiles = (s.OW + kMR - 1) / kMR;
+  int64_t tap[64];
+  for (int64_t t = 0; t < taps; ++t) {
+    const int64_t ri = (t / s.KW) * s.DH, cj = (t % s.KW) * s.DW;
+    tap[t] = ((ri % s.SH) * s.SW + cj % s.SW) * d.plane + (ri / s.SH) * d.Wq + cj / s.SW;
+  }
+  parallel_for(pool, s.N * bands, [&](int64_t unit, int tid) {
+    const int64_t n = unit / bands, oh0 = unit % bands * band;
+    const int64_t oh1 = s.OH < oh0 + band ? s.OH : oh0 + band;
+    float* xp = scratch + int64_t(tid) * d.floats;
+    const float* xn = x + n * s.C * s.H * s.W;
+    for (int64_t c = 0; c < s.C; ++c)
+      cd::fill_planes(s, d, oh0, xn + c * s.H * s.W, xp + c * d.channel);
+    zero_floats(xp + s.C * d.channel, d.floats - s.C * d.channel);
+    Epilogue<Act> en = e;
+    en.residual = e.residual ? e.residual + n * P * M : nullptr;
+    float* yn = y + n * P * M;
+    for (int64_t oh = oh0; oh < oh1; ++oh)
+      for (int64_t t = 0; t < tiles; ++t) {
+        const int64_t ow0 = t * s.OW / tiles, ow1 = (t + 1) * s.OW / tiles;
+        for (int64_t q = 0; q < panels; ++q)
+          plane_tile_rows<kMR>(int(ow1 - ow0), K, xp + (oh - oh0) * d.Wq + ow0, d.channel, tap,
+                               taps, w_panels + q * K * kNR,
+                               int(M - q * kNR < kNR ? M - q * kNR : kNR), bias, en, yn, M,
+                               q * kNR, oh * s.OW + ow0);
+      }
+  });
+}
+
 /// The driver of conv2d_pixrows_f32 and conv2d_pixrows_nhwc_f32. Channels-first output
 /// (small images): one im2col matrix per image, units (channel panel, pixel strip), so even 49
 /// pixels give every thread work. Channels-last (a network's stem: 12544 pixels, K = 27): units
@@ -473,6 +577,8 @@ template <class Act>
 inline void conv2d_pixrows_nhwc_f32(const Conv2dShape& s, const float* x, const float* w_panels,
                                     const float* bias, float* y, const Epilogue<Act>& e,
                                     float* scratch, ThreadPool* pool) {
+  if (conv2d_pixrows_planes(s))
+    return pixrows_detail::conv2d_pixrows_planes_nhwc(s, x, w_panels, bias, y, e, scratch, pool);
   pixrows_detail::conv2d_pixrows<true>(s, x, w_panels, bias, y, e, scratch, pool);
 }
 

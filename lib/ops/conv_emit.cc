@@ -446,11 +446,19 @@ Expected<bool> emitCpuNhwcConv(const Node& n, EmitContext& ctx) {
     std::string wp =
         ctx.derivedWeight(Tensor::fromVector(DType::F32, {int64_t(packed.size())}, packed));
     const bool pointwise = pointwiseConv(s);
-    // kiln_cpu::conv2d_pixrows_nhwc_scratch_floats: per thread, the im2col of a block of whole
-    // strips whose K x block floats fit 2^14 (conv2d_pixrows_block).
-    const int64_t mr = tilesFor(ctx.target()).mr, P = s[7] * s[8];
+    // kiln_cpu::conv2d_pixrows_nhwc_scratch_floats: per thread, the phase planes of a band of
+    // kPixrowsPlaneBandRows = 4 output rows (conv2d_pixrows_planes: wider than 1x1, at most 64
+    // taps, begin pads inside the kernel), else the im2col of a block of whole strips whose K x
+    // block floats fit 2^14 (conv2d_pixrows_block).
+    const Tiles tiles = tilesFor(ctx.target());
+    const int64_t taps = s[5] * s[6], mr = tiles.mr, P = s[7] * s[8];
+    const bool planes = !pointwise && taps > 1 && taps <= 64 && s[13] <= (s[5] - 1) * s[11] &&
+                        s[14] <= (s[6] - 1) * s[12];
     const int64_t block = std::min(P, std::max<int64_t>((int64_t(1) << 14) / (K * mr), 1) * mr);
-    const int64_t floats = pointwise ? 0 : K * block * ctx.threads();
+    const int64_t floats = planes      ? directConvPlaneFloats(s, std::min<int64_t>(s[7], 4),
+                                                                tiles.nr) * ctx.threads()
+                           : pointwise ? 0
+                                       : K * block * ctx.threads();
     const std::string shape = fmt::format("kiln_cpu::Conv2dShape{{{}}}", fmt::join(s, ", "));
     std::string residual = n.numInputs() > 3 && n.input(3) ? ctx.input(3) : nullFloat();
     useCpuHeaders(ctx, "kiln_cpu/conv_pixrows.h");

@@ -385,18 +385,20 @@ void checkConv(const ConvCase& c, Act act, bool with_bias, bool with_residual, D
       EXPECT_TRUE(identical(pix, runPix(threadPool(t)))) << "pixrows, " << t << " threads";
     // Channels-last output and residual: the same values. at(i): element i's place in [N, P, M].
     auto at = [&](int64_t i) { return size_t((i / (c.M * P) * P + i % P) * c.M + i / P % c.M); };
-    Vec rn(res.size()), yn(size_t(y_floats + kGuard), kSentinel),
-        back(static_cast<size_t>(y_floats));
-    Vec sn(size_t(kiln_cpu::conv2d_pixrows_nhwc_scratch_floats(s, 2) + kGuard), kSentinel);
+    Vec rn(res.size()), back(static_cast<size_t>(y_floats));
     for (int64_t i = 0; i < y_floats; ++i) rn[at(i)] = res[size_t(i)];
-    kiln_cpu::conv2d_pixrows_nhwc_f32(
-        s, x.data(), wq.data(), bp, yn.data(),
-        kiln_cpu::make_epilogue(act, nullptr, nullptr, rp ? rn.data() : nullptr, 0), sn.data(),
-        threadPool(2));
-    EXPECT_TRUE(untouched(yn, 0, 0, 0, y_floats)) << "conv2d_pixrows_nhwc_f32 output";
-    EXPECT_TRUE(untouched(sn, 0, 0, 0, sn.size() - kGuard)) << "conv2d_pixrows_nhwc_f32 scratch";
-    for (int64_t i = 0; i < y_floats; ++i) back[size_t(i)] = yn[at(i)];
-    EXPECT_TRUE(identical(Vec(pix.begin(), pix.begin() + y_floats), back)) << "nhwc";
+    for (int t = 1; t <= 3; ++t) {  // from phase planes where conv2d_pixrows_planes(s)
+      Vec sn(size_t(kiln_cpu::conv2d_pixrows_nhwc_scratch_floats(s, t) + kGuard), kSentinel),
+          yn(size_t(y_floats + kGuard), kSentinel);
+      kiln_cpu::conv2d_pixrows_nhwc_f32(
+          s, x.data(), wq.data(), bp, yn.data(),
+          kiln_cpu::make_epilogue(act, nullptr, nullptr, rp ? rn.data() : nullptr, 0), sn.data(),
+          threadPool(t));
+      EXPECT_TRUE(untouched(yn, 0, 0, 0, y_floats)) << "conv2d_pixrows_nhwc_f32 output";
+      EXPECT_TRUE(untouched(sn, 0, 0, 0, sn.size() - kGuard)) << "nhwc scratch, " << t;
+      for (int64_t i = 0; i < y_floats; ++i) back[size_t(i)] = yn[at(i)];
+      EXPECT_TRUE(identical(Vec(pix.begin(), pix.begin() + y_floats), back)) << "nhwc, " << t;
+    }
   }
 
   if (c.group == c.C && c.M == c.C) {
