@@ -11,11 +11,11 @@
 // How: the weights are B, W^T packed at compile time into pack_b_panels' layout. A is read in
 // place: X itself for a 1x1 stride-1 unpadded conv (element (p, k) at x[k * P + p]), else the
 // im2col matrix [K, P] built in scratch per image (channels-last output: per block of pixels,
-// or phase planes per band of rows, conv2d_pixrows_planes). Each tile of kMR pixels x kNR channels sums
-// all of K in registers (k ascending: its order does not depend on the thread count), then goes
-// through the epilogue and into Y column by column: a column of the tile is kMR pixels of one
-// channel, contiguous in Y. Work units are (channel panel, pixel strip) pairs, panel-major, so
-// consecutive units reuse the panel's weights from L2.
+// or phase planes per band of rows, conv2d_pixrows_planes). Each tile of kMR pixels x kNR
+// channels sums all of K in registers (k ascending: its order does not depend on the thread
+// count), then goes through the epilogue and into Y column by column: a column of the tile is
+// kMR pixels of one channel, contiguous in Y. Work units are (channel panel, pixel strip)
+// pairs, panel-major, so consecutive units reuse the panel's weights from L2.
 #pragma once
 
 #include <cstdint>
