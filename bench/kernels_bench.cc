@@ -177,21 +177,24 @@ void BM_PeakFma(benchmark::State& state) {
       kFlopsPerFmaRound * double(iters) * double(state.iterations()) / timer.seconds() * 1e-9;
 }
 
-/// gemm_f32_packed_b against the FMA loop, interleaved, on one thread: each iteration times an
-/// FMA-loop slice of the product's flops, then the product, and the counters keep the best rate
-/// of each. A busy shared host slows both alike, where pct_peak of the other benchmarks divides
-/// by a peak measured once at start-up (a calm or a busy moment). pct_peak here: best product
-/// over best slice.
-void BM_GemmVsPeak(benchmark::State& state, int64_t M, int64_t N, int64_t K) {
-  if (benchThreads() != 1) {
-    state.SkipWithError("one thread only: the FMA loop runs on one core");
-    return;
+/// A, B packed ahead (pack_b_panels), C and the driver's scratch of an M x N x K product.
+struct PackedBProduct {
+  PackedBProduct(int64_t M, int64_t N, int64_t K)
+      : a(randomFloats(M * K, 1)), panels(size_t(kiln_cpu::packed_b_floats(K, N))),
+        c(size_t(M * N)), scratch(size_t(kiln_cpu::gemm_f32_packed_b_scratch_floats(M, K))) {
+    kiln_cpu::pack_b_panels(randomFloats(K * N, 2).data(), K, N, panels.data());
   }
-  const std::vector<float> a = randomFloats(M * K, 1), b = randomFloats(K * N, 2);
-  std::vector<float> panels(size_t(kiln_cpu::packed_b_floats(K, N))), c(size_t(M * N));
-  std::vector<float> scratch(size_t(kiln_cpu::gemm_f32_packed_b_scratch_floats(M, K)));
-  kiln_cpu::pack_b_panels(b.data(), K, N, panels.data());
-  const auto e = kiln_cpu::make_epilogue(kiln_ref::NoActivation{}, nullptr, nullptr, nullptr, 0);
+  std::vector<float> a, panels, c, scratch;
+  const kiln_cpu::Epilogue<kiln_ref::NoActivation> e =
+      kiln_cpu::make_epilogue(kiln_ref::NoActivation{}, nullptr, nullptr, nullptr, 0);
+};
+
+/// gemm_f32_packed_b against an FMA-loop slice of its flops, interleaved on one thread, the best
+/// rate of each kept: a busy host slows both alike (the other benchmarks' pct_peak divides by a
+/// peak measured once at start-up). pct_peak here: best product over best slice.
+void BM_GemmVsPeak(benchmark::State& state, int64_t M, int64_t N, int64_t K) {
+  if (benchThreads() != 1) return state.SkipWithError("one thread: the FMA loop uses one core");
+  PackedBProduct g(M, N, K);
   const double flops = 2.0 * double(M) * double(N) * double(K);
   const auto rounds = int64_t(flops / kFlopsPerFmaRound);
   double best_gemm = 0, best_peak = 0;
@@ -202,8 +205,8 @@ void BM_GemmVsPeak(benchmark::State& state, int64_t M, int64_t N, int64_t K) {
     benchmark::DoNotOptimize(fmaLoop(rounds, scale));
     best_peak = std::max(best_peak, kFlopsPerFmaRound * double(rounds) / slice.seconds() * 1e-9);
     const WallTimer product;
-    kiln_cpu::gemm_f32_packed_b(M, N, K, a.data(), K, panels.data(), c.data(), N, e,
-                                scratch.data(), nullptr);
+    kiln_cpu::gemm_f32_packed_b(M, N, K, g.a.data(), K, g.panels.data(), g.c.data(), N, g.e,
+                                g.scratch.data(), nullptr);
     benchmark::ClobberMemory();
     best_gemm = std::max(best_gemm, flops / product.seconds() * 1e-9);
   }
@@ -215,20 +218,17 @@ void BM_GemmVsPeak(benchmark::State& state, int64_t M, int64_t N, int64_t K) {
 /// C = A * B with B packed ahead (pack_b_panels), as for MatMul/Gemm with constant weights;
 /// rowa: A read in place (gemm_f32_rowa_packed_b, a channels-last 1x1 conv), else packed.
 void BM_GemmPackedB(benchmark::State& state, int64_t M, int64_t N, int64_t K, bool rowa) {
-  const std::vector<float> a = randomFloats(M * K, 1), b = randomFloats(K * N, 2);
-  std::vector<float> panels(size_t(kiln_cpu::packed_b_floats(K, N))), c(size_t(M * N));
-  std::vector<float> scratch(size_t(kiln_cpu::gemm_f32_packed_b_scratch_floats(M, K)));
-  kiln_cpu::pack_b_panels(b.data(), K, N, panels.data());
-  const auto e = kiln_cpu::make_epilogue(kiln_ref::NoActivation{}, nullptr, nullptr, nullptr, 0);
-  Weights weights(panels);
+  PackedBProduct g(M, N, K);
+  Weights weights(g.panels);
   const WallTimer timer;
   for (auto _ : state) {
     const float* bp = weights.next();
     if (rowa)
-      kiln_cpu::gemm_f32_rowa_packed_b(M, N, K, a.data(), K, bp, c.data(), N, e, benchPool());
+      kiln_cpu::gemm_f32_rowa_packed_b(M, N, K, g.a.data(), K, bp, g.c.data(), N, g.e,
+                                       benchPool());
     else
-      kiln_cpu::gemm_f32_packed_b(M, N, K, a.data(), K, bp, c.data(), N, e, scratch.data(),
-                                  benchPool());
+      kiln_cpu::gemm_f32_packed_b(M, N, K, g.a.data(), K, bp, g.c.data(), N, g.e,
+                                  g.scratch.data(), benchPool());
     benchmark::ClobberMemory();
   }
   setFlopCounters(state, timer.seconds(), 2.0 * double(M) * double(N) * double(K));
@@ -240,24 +240,22 @@ void BM_GemmPackedB(benchmark::State& state, int64_t M, int64_t N, int64_t K, bo
 /// enough copies of B to fill 64 MiB (more than this machine's L3), so B comes from memory as in a
 /// model run where the other layers' weights evicted it; hot: one copy, cache-resident.
 void BM_FewRows(benchmark::State& state, bool gemv, int64_t M, int64_t N, int64_t K, bool cold) {
-  const std::vector<float> a = randomFloats(M * K, 1), b = randomFloats(K * N, 2);
+  PackedBProduct g(M, N, K);
   const int64_t floats = kiln_cpu::packed_b_floats(K, N);
   const int64_t copies = cold ? ((int64_t(64) << 20) / (floats * 4) + 1) : 1;
-  std::vector<float> panels(size_t(floats * copies)), c(size_t(M * N));
-  std::vector<float> scratch(size_t(kiln_cpu::gemm_f32_packed_b_scratch_floats(M, K)));
+  std::vector<float> panels(size_t(floats * copies));
   for (int64_t i = 0; i < copies; ++i)
-    kiln_cpu::pack_b_panels(b.data(), K, N, &panels[size_t(i * floats)]);
-  const auto e = kiln_cpu::make_epilogue(kiln_ref::NoActivation{}, nullptr, nullptr, nullptr, 0);
+    std::copy(g.panels.begin(), g.panels.end(), panels.begin() + i * floats);
   int64_t i = 0;
   const WallTimer timer;
   for (auto _ : state) {
     const float* bp = &panels[size_t(i * floats)];
     i = i + 1 < copies ? i + 1 : 0;
     if (gemv)
-      kiln_cpu::gemv_f32_packed_b(M, N, K, a.data(), K, bp, c.data(), N, e, benchPool());
+      kiln_cpu::gemv_f32_packed_b(M, N, K, g.a.data(), K, bp, g.c.data(), N, g.e, benchPool());
     else
-      kiln_cpu::gemm_f32_packed_b(M, N, K, a.data(), K, bp, c.data(), N, e, scratch.data(),
-                                  benchPool());
+      kiln_cpu::gemm_f32_packed_b(M, N, K, g.a.data(), K, bp, g.c.data(), N, g.e,
+                                  g.scratch.data(), benchPool());
     benchmark::ClobberMemory();
   }
   state.counters["GB_s"] =
@@ -341,9 +339,8 @@ void BM_ConvPixrows(benchmark::State& state, int64_t C, int64_t HW, int64_t M, i
   setFlopCounters(state, seconds, 2.0 * double(M) * double(C * k * k) * double(out * out));
 }
 
-/// The band budget kiln compile gives conv2d_direct_f32 (lib/ops/conv_emit.cc's
-/// directConvBandBudget): 1 MiB of planes, less the weights when they fit in it (at least a
-/// quarter of it), at least one row's planes.
+/// The band budget kiln compile gives conv2d_direct_f32 (conv_emit.cc's directConvBandBudget):
+/// 1 MiB of planes less the weights when they fit (at least 1/4 of it), at least one row's.
 int64_t directBandBudget(const kiln_cpu::Conv2dShape& s) {
   constexpr int64_t kMax = int64_t(1) << 18;
   const int64_t weights = s.M * s.C * s.KH * s.KW;
