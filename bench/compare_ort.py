@@ -7,7 +7,8 @@ For each model and thread count it compiles with kiln --threads T (not timed), t
 `kiln bench --json` and `node bench/ort_bench.js` (graphOptimizationLevel all, same thread count)
 one after the other, alternating which goes first. The figure per side is the median of the
 per-round medians; ratio = ORT / kiln (above 1: kiln is faster). First-run latency is the median
-of each side's first run. Prints a table and writes JSON. With --tune CACHE kiln compiles with
+of each side's first run; each round's own ratio is kept too (printed as their range): the two
+runs of a round see the same load on a shared machine. Prints a table and writes JSON. With --tune CACHE kiln compiles with
 --tune (docs/tuning.md); the tuning time is not part of the figures.
 """
 import argparse
@@ -79,10 +80,14 @@ def main():
                        "kiln_first_run_ms": statistics.median(k_first),
                        "ort_first_run_ms": statistics.median(o_first)}
                 row["ratio_ort_over_kiln"] = row["ort_median_ms"] / row["kiln_median_ms"]
+                # Each round's own ratio (its two runs back to back see the same host load): the
+                # spread says how far the shared machine moved the figures during the runs.
+                row["round_ratios"] = [o / k for k, o in zip(k_med, o_med)]
                 rows.append(row)
                 print(f"{name:<14} threads {threads}: kiln {row['kiln_median_ms']:9.2f} ms  "
                       f"ORT {row['ort_median_ms']:9.2f} ms  ratio ORT/kiln "
-                      f"{row['ratio_ort_over_kiln']:6.3f}  first run kiln "
+                      f"{row['ratio_ort_over_kiln']:6.3f} (rounds {min(row['round_ratios']):.2f}-"
+                      f"{max(row['round_ratios']):.2f})  first run kiln "
                       f"{row['kiln_first_run_ms']:.1f} ms, ORT {row['ort_first_run_ms']:.1f} ms",
                       flush=True)
     if args.json_out:
