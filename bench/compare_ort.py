@@ -8,8 +8,9 @@ For each model and thread count it compiles with kiln --threads T (not timed), t
 one after the other, alternating which goes first. The figure per side is the median of the
 per-round medians; ratio = ORT / kiln (above 1: kiln is faster). First-run latency is the median
 of each side's first run; each round's own ratio is kept too (printed as their range): the two
-runs of a round see the same load on a shared machine. Prints a table and writes JSON. With --tune CACHE kiln compiles with
---tune (docs/tuning.md); the tuning time is not part of the figures.
+runs of a round see the same load on a shared machine. Prints a table and writes JSON. With
+--tune CACHE kiln compiles with --tune (docs/tuning.md); the tuning time is not part of the
+figures.
 """
 import argparse
 import json
