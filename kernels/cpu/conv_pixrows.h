@@ -258,7 +258,14 @@ struct TileAux {
   /// finishing the tile (null: the last chunk). kMR rows of kNR floats.
   const float* sums_in = nullptr;
   float* sums_out = nullptr;
+  /// Up to this k step, A's lines kFarA steps ahead are also asked for (into L2): at 2+
+  /// threads, where the op before left half of the input in the other core's cache and the
+  /// 8-step prefetch is too late for it (0: none; at 1 thread they cost 1.5% of ResNet-50).
+  int64_t far_a_until = 0;
 };
+
+/// How far ahead (k steps) TileAux::far_a_until prefetches A.
+constexpr int64_t kFarA = 40;
 
 /// One tile: R pixels [p0, p0 + R) x `cols` channels [m0, m0 + cols) of an image's output
 /// (M channels; kNhwc: y and e.residual are [P, M], else [M, P]). a: A at the tile's first
@@ -291,6 +298,10 @@ inline void tile(int64_t K, const float* a, int64_t lda, int64_t P, const float*
     __builtin_prefetch(bp + kAhead * kNR, 0, 3);
     __builtin_prefetch(bp + kAhead * kNR + 16, 0, 3);
     __builtin_prefetch(a + kAhead * lda, 0, 3);
+    if (k < aux.far_a_until) {
+      __builtin_prefetch(a + kFarA * lda, 0, 2);
+      __builtin_prefetch(a + kFarA * lda + R - 1, 0, 2);  // a tile's R floats may span 2 lines
+    }
     if (k < res_rows) {
       __builtin_prefetch(res + k * res_ld, 0, 3);
       __builtin_prefetch(res + k * res_ld + res_len - 1, 0, 3);
@@ -536,6 +547,7 @@ inline void conv2d_pixrows(const Conv2dShape& s, const float* x, const float* w_
         const int rows = int((t + 1) * P / strips - p0);
         const int cols = int(M - m0 < kNR ? M - m0 : kNR);
         TileAux aux;
+        if (pool && pool->size() > 1) aux.far_a_until = kc - kFarA;
         int64_t next_lines = 0, far_lines = 0;
         const float* next = panel_chunk(c * panels + q + 1, &next_lines);
         const float* far = panel_chunk(c * panels + q + 2, &far_lines);
