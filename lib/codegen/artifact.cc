@@ -192,8 +192,12 @@ KILN_BASELINE int create_context({P}_context** out, void* const* pools,
     ctx->out[i] = p;
     p += round_up(kOutBytes[i]);
   }}
+  // Caller memory is zeroed too (its contents are scratch from here on): a malloc'ed arena's
+  // pages would otherwise be first touched, one fault each, by the first run (MobileNetV2's
+  // 3.2 MB arena: 784 faults, that run 7.4 ms against 2.4).
   for (int k = 0; k < kNumPools; ++k) {{
     ctx->pool[k] = pools[k] ? static_cast<unsigned char*>(pools[k]) : p;
+    if (pools[k]) std::memset(pools[k], 0, kPoolBytes[k]);
     if (!pools[k]) p += round_up(kPoolBytes[k]);
   }}
 {POOLINIT}  *out = ctx;

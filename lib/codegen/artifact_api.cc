@@ -27,14 +27,16 @@ typedef struct {P}_context {P}_context;
 /* Bytes of intermediate memory one context needs (fixed at compile time). */
 size_t {P}_arena_bytes(void);
 /* Creates a context. arena: NULL to allocate it once here, or caller memory of at least
-   {P}_arena_bytes() bytes aligned to KILN_ALIGNMENT, which must outlive the context. */
+   {P}_arena_bytes() bytes aligned to KILN_ALIGNMENT, which must outlive the context (create
+   zeroes it, so that no page of it is first touched by a run). */
 int {P}_create({P}_context** out, void* arena, size_t arena_bytes);
 /* Same, for artifacts compiled with --weights external: maps the weights file. */
 int {P}_create_with_weights({P}_context** out, void* arena, size_t arena_bytes,
                             const char* weights_path);
 /* Memory pools: pool 0 is the arena; `--memory-pool NAME:BYTES` at compile time places
    buffers across several memories (fastest first). create_pools takes caller memory for each
-   pool (NULL entries: allocated here; each at least pool_bytes(k), KILN_ALIGNMENT-aligned);
+   pool (NULL entries: allocated here; each at least pool_bytes(k), KILN_ALIGNMENT-aligned,
+   zeroed by create as the arena is);
    weights_path as for create_with_weights (ignored when the weights are embedded). */
 int {P}_num_pools(void);
 const char* {P}_pool_name(int index);

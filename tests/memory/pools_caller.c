@@ -1,6 +1,7 @@
 /* A model compiled with several memory pools (prefix m), run on caller memory for every pool:
-   outputs equal a context that allocates its pools; a pool one alignment unit too small is
-   refused with KILN_ERR_ARENA. Exits 1 on failure. */
+   outputs equal a context that allocates its pools; create zeroes each caller pool (so a run
+   never first-touches its pages); a pool one alignment unit too small is refused with
+   KILN_ERR_ARENA. Exits 1 on failure. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,12 +25,17 @@ int main(void) {
   for (int k = 0; k < n && k < 8; ++k) {
     sizes[k] = (m_pool_bytes(k) + KILN_ALIGNMENT - 1) / KILN_ALIGNMENT * KILN_ALIGNMENT;
     pools[k] = aligned_alloc(KILN_ALIGNMENT, sizes[k] ? sizes[k] : KILN_ALIGNMENT);
+    if (pools[k]) memset(pools[k], 0xA5, sizes[k]);
     printf("pool %d '%s': %zu bytes\n", k, m_pool_name(k), m_pool_bytes(k));
   }
   m_context* mine = NULL;
   m_context* own = NULL;
   float a[5], b[5];
   int rc = m_create_pools(&mine, pools, sizes, NULL);
+  for (int k = 0; rc == KILN_OK && k < n && k < 8; ++k)
+    for (size_t i = 0; i < m_pool_bytes(k); ++i)
+      if (((const unsigned char*)pools[k])[i] != 0)
+        return fprintf(stderr, "pools_caller: pool %d byte %zu not zeroed by create\n", k, i), 1;
   if (rc == KILN_OK) rc = m_create(&own, NULL, 0);
   if (rc == KILN_OK) rc = run(mine, a, sizeof a);
   if (rc == KILN_OK) rc = run(own, b, sizeof b);
