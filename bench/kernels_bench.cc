@@ -2,15 +2,14 @@
 // square and model-shaped problems, each also as a percentage of this core's FMA peak, which
 // the same binary measures with a 12-accumulator FMA loop.
 //
-// Build and run (1 thread; built with -O2 -march=x86-64-v4 -ffp-contract=off, so it needs an
-// AVX-512 CPU):
+// Build and run (1 thread; built with -O3 -march=x86-64-v4 -ffp-contract=off: needs AVX-512):
 //   ninja -C build kiln_kernels_bench
 //   build/bench/kiln_kernels_bench                        # all benchmarks
 //   build/bench/kiln_kernels_bench --benchmark_filter=gemm_packed_b/1024
 //   build/bench/kiln_kernels_bench --benchmark_filter=gemm_vs_peak   # best of interleaved runs
 //   KILN_BENCH_THREADS=2 build/bench/kiln_kernels_bench   # on a thread pool of 2
 //   KILN_BENCH_COLD_WEIGHTS=1 (weights from memory), KILN_BENCH_DIRTY_INPUT=1 (input rewritten
-//   by the threads before each run; pixel-rows convs), as in a model run
+//   by the threads before each run: pixel-rows and Winograd convs), as in a model run
 // Counters: GFLOPS (2*M*N*K per iteration over wall time) and pct_peak (GFLOPS as a percentage
 // of peak_gflops, the measured FMA peak times the thread count); for the few-row products bound
 // by reading the weights (gemv_packed_b, gemm_packed_b/1x...), GB_s of weights read.
@@ -372,13 +371,12 @@ void BM_ConvDirect(benchmark::State& state, int64_t C, int64_t HW, int64_t M, in
   setFlopCounters(state, timer.seconds(), 2.0 * double(M) * double(C * k * k) * double(out * out));
 }
 
-/// conv2d_winograd_f32 (F(4x4, 3x3); tm = 2: conv2d_winograd2_f32, F(2x2, 3x3)) on
-/// BM_ConvDirect's 3x3 stride-1 problems, with bias and Relu; GFLOPS counts the direct conv's
-/// 2*M*C*9*OH*OW flops, so the numbers compare.
+/// conv2d_winograd_f32 (F(4x4, 3x3); tm = 2: conv2d_winograd2_f32) on BM_ConvDirect's 3x3
+/// stride-1 problems, bias and Relu; GFLOPS counts the direct conv's 2*M*C*9*OH*OW flops.
 void BM_ConvWinograd(benchmark::State& state, int64_t C, int64_t HW, int64_t M, int tm) {
   const kiln_cpu::Conv2dShape s{1, C, HW, HW, M, 3, 3, HW, HW, 1, 1, 1, 1, 1, 1, 1};
-  const std::vector<float> x = randomFloats(C * HW * HW, 3), w = randomFloats(M * C * 9, 4);
-  const std::vector<float> bias = randomFloats(M, 5);
+  std::vector<float> x = randomFloats(C * HW * HW, 3);
+  const std::vector<float> w = randomFloats(M * C * 9, 4), bias = randomFloats(M, 5);
   std::vector<float> wp(size_t(kiln_cpu::conv2d_winograd_packed_weight_floats(s, tm)));
   std::vector<float> y(size_t(M * HW * HW));
   std::vector<float> scratch(size_t(
@@ -386,9 +384,12 @@ void BM_ConvWinograd(benchmark::State& state, int64_t C, int64_t HW, int64_t M, 
   kiln_cpu::conv2d_winograd_pack_weights(s, w.data(), wp.data(), tm);
   Weights weights(wp);
   const auto e = kiln_cpu::make_epilogue(kiln_ref::Relu{}, nullptr, nullptr, nullptr, 0);
-  const WallTimer timer;
+  const bool dirty = dirtyInput();
+  double seconds = 0;
   for (auto _ : state) {
     const float* u = weights.next();
+    if (dirty) rewriteByChannels(x, C);
+    const WallTimer timer;
     if (tm == 2)
       kiln_cpu::conv2d_winograd2_f32(s, x.data(), u, bias.data(), y.data(), e, scratch.data(),
                                      benchPool());
@@ -396,8 +397,9 @@ void BM_ConvWinograd(benchmark::State& state, int64_t C, int64_t HW, int64_t M, 
       kiln_cpu::conv2d_winograd_f32(s, x.data(), u, bias.data(), y.data(), e, scratch.data(),
                                     benchPool());
     benchmark::ClobberMemory();
+    seconds += timer.seconds();
   }
-  setFlopCounters(state, timer.seconds(), 2.0 * double(M) * double(C * 9) * double(HW * HW));
+  setFlopCounters(state, seconds, 2.0 * double(M) * double(C * 9) * double(HW * HW));
 }
 
 /// depthwise_conv2d_f32, 3x3 "same", with bias and Relu (MobileNetV2's shapes).
