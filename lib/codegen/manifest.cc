@@ -38,9 +38,9 @@ std::string manifest(const Model& model, const Program& p, const CompileOptions&
   j["target"] = p.target.name;
   j["target_requested"] = o.target;
   j["kernel_isa"] = p.target.kernelIsa();
-  // What a build of model.cc outside the generated CMakeLists.txt must pass.
-  auto flags = nlohmann::ordered_json::array({"-std=c++17", "-ffp-contract=off"});
-  for (const auto& f : p.target.compilerFlags()) flags.push_back(f);
+  // What a build of model.cc outside the generated CMakeLists.txt passes (as kiln's own build).
+  auto flags = nlohmann::ordered_json::array({"-std=c++17"});
+  for (const auto& f : modelCxxFlags(p, o)) flags.push_back(f);
   if (p.usesThreadPool) flags.push_back("-pthread");
   j["cxx_flags"] = flags;
   j["threads"] = p.threads;

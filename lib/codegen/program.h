@@ -91,6 +91,11 @@ Expected<Program> buildProgram(Model& model, const CompileOptions& options);
 /// Writes the artifact files for a program into options.outDir.
 Status writeArtifact(const Model& model, const Program& program, const CompileOptions& options);
 
+/// The flags model.cc is compiled with, wherever it is built (kiln compile, the generated
+/// CMakeLists.txt, the manifest's cxx_flags for other build systems): the optimization level,
+/// the floating-point semantics and the target's ISA flags. Not -std, -fPIC, -I or -pthread.
+std::vector<std::string> modelCxxFlags(const Program& program, const CompileOptions& options);
+
 /// Compiles the artifact into lib<prefix>.so and lib<prefix>.a; returns the .so path.
 Expected<std::string> buildArtifact(const Program& program, const CompileOptions& options);
 

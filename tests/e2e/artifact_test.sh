@@ -45,7 +45,12 @@ echo "ok: --report writes JSON and HTML (per-pass op histograms, fusion groups)"
 # The artifact builds with only its own files and a C++17 compiler.
 cp -r "$work/a/out" "$work/standalone"
 rm -f "$work/standalone"/lib*.so "$work/standalone"/lib*.a
-cmake -S "$work/standalone" -B "$work/standalone/build" -G Ninja >/dev/null
+# A Debug configuration (-O0 -g) still compiles model.cc at kiln's -O3: the generated options
+# come after CMake's, and a kernel built without optimization runs ~25x slower.
+cmake -S "$work/standalone" -B "$work/standalone/build" -G Ninja -DCMAKE_BUILD_TYPE=Debug >/dev/null
+model_cmd="$(ninja -C "$work/standalone/build" -t commands | grep -m1 -e '-c .*model\.cc')"
+last_o="$(grep -o -e ' -O[0-9s]' <<<"$model_cmd" | tail -n 1 || true)"
+[[ $last_o == " -O3" ]] || { echo "FAIL: model.cc not built at -O3: $model_cmd"; exit 1; }
 ninja -C "$work/standalone/build" >/dev/null
 cc -std=c11 -Wall -Wextra -Werror -I"$work/standalone" "$repo/examples/classify_shapes.c" \
   "$work/standalone/build/libshapes.a" -lstdc++ -lm -o "$work/classify"
