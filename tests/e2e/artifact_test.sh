@@ -45,10 +45,13 @@ echo "ok: --report writes JSON and HTML (per-pass op histograms, fusion groups)"
 # The artifact builds with only its own files and a C++17 compiler.
 cp -r "$work/a/out" "$work/standalone"
 rm -f "$work/standalone"/lib*.so "$work/standalone"/lib*.a
-# A Debug configuration (-O0 -g) still compiles model.cc at kiln's -O3: the generated options
-# come after CMake's, and a kernel built without optimization runs ~25x slower.
+# A Debug configuration (-g, no -O of its own) still compiles model.cc at kiln's -O3: the
+# generated options come after CMake's, and kernels built without optimization run ~25x slower.
+# (The command list is read whole first: a reader that stops early on a pipe would end ninja
+# with SIGPIPE, which pipefail turns into a failure.)
 cmake -S "$work/standalone" -B "$work/standalone/build" -G Ninja -DCMAKE_BUILD_TYPE=Debug >/dev/null
-model_cmd="$(ninja -C "$work/standalone/build" -t commands | grep -m1 -e '-c .*model\.cc')"
+commands="$(ninja -C "$work/standalone/build" -t commands)"
+model_cmd="$(awk '/-c .*model\.cc/ { print; exit }' <<<"$commands")"
 last_o="$(grep -o -e ' -O[0-9s]' <<<"$model_cmd" | tail -n 1 || true)"
 [[ $last_o == " -O3" ]] || { echo "FAIL: model.cc not built at -O3: $model_cmd"; exit 1; }
 ninja -C "$work/standalone/build" >/dev/null
