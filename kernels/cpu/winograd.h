@@ -1,6 +1,7 @@
 // kiln optimized CPU kernels: f32 3x3 stride-1 convolution by Winograd F(4x4, 3x3) (NCHW), and
 // by F(2x2, 3x3) for small images (conv2d_winograd2_f32: the same driver with 2x2 tiles, 16
-// transformed positions; its transforms are described at input_1d2).
+// transformed positions; its transforms are described at input_1d2); 3x3 stride 2 by its four
+// stride-1 phases (conv2d_winograd_s2_f32: 81 positions, 36 weight matrices; see input_1d_s2).
 //
 // Each 4x4 output tile comes from the 6x6 input patch at (4 ty - PH, 4 tx - PW), zero outside
 // the input; tiles past OH/OW are computed and not stored. With the interpolation points
@@ -64,6 +65,7 @@
 
 #include "conv.h"
 #include "winograd_output.h"
+#include "winograd_s2.h"
 #include "winograd_weights.h"
 
 namespace kiln_cpu {
@@ -72,6 +74,10 @@ namespace winograd_detail {
 
 constexpr int64_t kMc = 2 * kNR;            // output channels per GEMM chunk (M's width)
 constexpr int64_t kBlockBudget = 1 << 18;   // floats of a block's V plus M chunk (1 MiB)
+// The stride-2 conv's (2 MiB; its 81 positions per tile left blocks of 10 and 8 tiles: 2 MiB
+// made ResNet-50's 128-channel layer 504 -> 460 us and its 256-channel one 667 -> 633 at 2
+// threads, 819 -> 812 and 993 -> 969 at 1).
+constexpr int64_t kBlockBudgetS2 = 1 << 19;
 constexpr int64_t kMaxBlockStrips = 8;      // at most 8 * kMR tiles per block
 
 // tm: the output tile's side, 4 for F(4x4, 3x3) or 2 for F(2x2, 3x3); xis(tm) transformed
@@ -79,6 +85,8 @@ constexpr int64_t kMaxBlockStrips = 8;      // at most 8 * kMR tiles per block
 constexpr int64_t tiles_h(const Conv2dShape& s, int tm) { return (s.OH + tm - 1) / tm; }
 constexpr int64_t tiles_w(const Conv2dShape& s, int tm) { return (s.OW + tm - 1) / tm; }
 constexpr int xis(int tm) { return (tm + 2) * (tm + 2); }
+/// Transformed positions per tile and channel: xis(tm), or 81 for the stride-2 conv.
+constexpr int64_t positions(const Conv2dShape& s, int tm) { return s.SH == 2 ? 81 : xis(tm); }
 /// Width of one output-channel chunk, rounded up to whole panels.
 constexpr int64_t chunk_width(const Conv2dShape& s) {
   const int64_t m = (s.M + kNR - 1) / kNR * kNR;
@@ -90,10 +98,11 @@ constexpr int64_t chunk_width(const Conv2dShape& s) {
 /// 12 and 4 tiles, then 8 and 8, reading its 9.4 MB of U twice), else kMR multiples that fit,
 /// at least one strip, at most kMaxBlockStrips.
 constexpr int64_t block_tiles(const Conv2dShape& s, int tm) {
-  const int64_t per_tile = xis(tm) * (s.C + chunk_width(s));
+  const int64_t per_tile = positions(s, tm) * (s.C + chunk_width(s));
   const int64_t image = tiles_h(s, tm) * tiles_w(s, tm);
-  if (image * per_tile <= kBlockBudget && image <= kMaxBlockStrips * kMR) return image;
-  int64_t strips = kBlockBudget / (per_tile * kMR);
+  const int64_t budget = s.SH == 2 ? kBlockBudgetS2 : kBlockBudget;
+  if (image * per_tile <= budget && image <= kMaxBlockStrips * kMR) return image;
+  int64_t strips = budget / (per_tile * kMR);
   if (strips < 1) strips = 1;
   if (strips > kMaxBlockStrips) strips = kMaxBlockStrips;
   const int64_t tiles = tiles_h(s, tm) * tiles_w(s, tm);
@@ -117,8 +126,8 @@ constexpr Scratch scratch_of(const Conv2dShape& s, int tm) {
   const int64_t tb = block_tiles(s, tm);
   Scratch r{};
   r.v = 0;
-  r.m = r.v + xis(tm) * xi_stride(s.C * tb);
-  r.out = r.m + xis(tm) * xi_stride(tb * chunk_width(s));
+  r.m = r.v + positions(s, tm) * xi_stride(s.C * tb);
+  r.out = r.m + positions(s, tm) * xi_stride(tb * chunk_width(s));
   r.total = r.out + round16(16 * V::kLanes);
   return r;
 }
@@ -136,15 +145,6 @@ inline void input_1d(const V::R* d, V::R* r) {
   const V::R a = V::sub(d[4], d[2]), b = V::mul(two, V::sub(d[3], d[1]));
   r[3] = V::add(a, b);
   r[4] = V::sub(a, b);
-}
-
-/// Columns [off, off + L) of an input row xr [W], zero outside it (masked loads at the edges).
-inline V::R load_cols(const float* xr, int64_t W, int64_t off) {
-  constexpr int L = V::kLanes;
-  if (off >= 0 && off + L <= W) return V::load(xr + off);
-  const int64_t a = off < 0 ? -off : 0, b = W - off < L ? W - off : L;
-  if (b <= a) return V::zero();
-  return V::load_range(xr + off, int(a), int(b));
 }
 
 /// Splits columns [off, off + 4L) of xr into their 4 phases: p[q] lane t = column off + 4t + q
@@ -355,18 +355,28 @@ constexpr bool conv2d_winograd_applies(const Conv2dShape& s) {
          s.OW >= 1 && s.N >= 1 && s.C >= 1 && s.M >= 1;
 }
 
-/// Floats of the transformed, packed weights: per transformed position xi (36; 16 for tm = 2,
-/// F(2x2, 3x3)), U_xi [C, M] as B panels of kNR output channels ([M / kNR][C][kNR], zero past
-/// M).
+/// Whether conv2d_winograd_s2_f32 computes this conv: as conv2d_winograd_applies but stride 2
+/// (both ways), and the image small enough for 32-bit gather offsets.
+constexpr bool conv2d_winograd_s2_applies(const Conv2dShape& s) {
+  return s.KH == 3 && s.KW == 3 && s.SH == 2 && s.SW == 2 && s.DH == 1 && s.DW == 1 &&
+         s.group == 1 && s.PH >= 0 && s.PH <= 2 && s.PW >= 0 && s.PW <= 2 && s.OH >= 1 &&
+         s.OW >= 1 && s.N >= 1 && s.C >= 1 && s.M >= 1 && s.H >= 1 && s.W >= 1 &&
+         (s.H + 16) * (s.W + 16) < (int64_t(1) << 31);
+}
+
+/// Floats of the transformed, packed weights: per weight matrix (36 xi; 16 for tm = 2,
+/// F(2x2, 3x3); 36 for the stride-2 conv), U_xi [C, M] as B panels of kNR output channels
+/// ([M / kNR][C][kNR], zero past M).
 constexpr int64_t conv2d_winograd_packed_weight_floats(const Conv2dShape& s, int tm = 4) {
   return winograd_detail::xis(tm) * ((s.M + kNR - 1) / kNR * kNR) * s.C;
 }
 
 /// Transforms (G g G^T per output/input channel pair, in double, rounded once) and packs the
-/// weights w [M, C, 3, 3] (at compile time); tm = 2: for F(2x2, 3x3).
+/// weights w [M, C, 3, 3] (at compile time); tm = 2: for F(2x2, 3x3); a stride-2 shape: for
+/// conv2d_winograd_s2_f32.
 inline void conv2d_winograd_pack_weights(const Conv2dShape& s, const float* w, float* dst,
                                          int tm = 4) {
-  winograd_transform_weights(w, s.M, s.C, kNR, dst, tm);
+  winograd_transform_weights(w, s.M, s.C, kNR, dst, tm, s.SH == 2 ? 2 : 1);
 }
 
 /// Scratch floats for `threads` threads (tm = 2: conv2d_winograd2_f32's).
@@ -377,11 +387,12 @@ constexpr int64_t conv2d_winograd_scratch_floats(const Conv2dShape& s, int threa
 
 namespace winograd_detail {
 
-/// conv2d_winograd_f32 (TM = 4) and conv2d_winograd2_f32 (TM = 2).
-template <int TM, class Act>
+/// conv2d_winograd_f32 (TM = 4), conv2d_winograd2_f32 (TM = 2) and conv2d_winograd_s2_f32
+/// (TM = 4, S2: XI = 81 positions, GROUPS = 36 weight matrices).
+template <int TM, bool S2, class Act>
 inline void conv2d(const Conv2dShape& s, const float* x, const float* w_packed, const float* bias,
                    float* y, const Epilogue<Act>& e, float* scratch, ThreadPool* pool) {
-  constexpr int L = V::kLanes, XI = xis(TM);
+  constexpr int L = V::kLanes, XI = S2 ? 81 : xis(TM), GROUPS = S2 ? 36 : XI;
   const Scratch sc = scratch_of(s, TM);
   const int64_t C = s.C, M = s.M, TW = tiles_w(s, TM), tiles = tiles_h(s, TM) * TW;
   const int threads = pool ? pool->size() : 1;
@@ -405,7 +416,7 @@ inline void conv2d(const Conv2dShape& s, const float* x, const float* w_packed, 
     *tb = (blk + 1) * tiles / blocks - *t0;
   };
   const int64_t mcw = chunk_width(s), chunks = (M + mcw - 1) / mcw;
-  const int64_t uper = conv2d_winograd_packed_weight_floats(s, TM) / XI, P = s.OH * s.OW;
+  const int64_t uper = conv2d_winograd_packed_weight_floats(s, TM) / GROUPS, P = s.OH * s.OW;
   const int64_t base_units = s.N * blocks;
   int64_t parts = base_units >= threads ? 1 : (threads + base_units - 1) / base_units;
   if (threads > 1 && parts < threads && s.N * tiles < 2 * int64_t(threads) * kMR)
@@ -419,6 +430,16 @@ inline void conv2d(const Conv2dShape& s, const float* x, const float* w_packed, 
     int64_t t0, tb;
     block_of(blk, &t0, &tb);
     const int64_t vs = xi_stride(C * tb);
+    if constexpr (S2) {
+      for (int64_t t = t0; t < t0 + tb; t += L) {
+        const int cnt = int(t0 + tb - t < L ? t0 + tb - t : L);
+        S2Lanes lanes;
+        s2_lanes(s, TW, t, cnt, &lanes);
+        for (int64_t c = c0; c < c1; ++c)
+          input_s2(s, lanes, x + (n * C + c) * s.H * s.W, v + c * tb + (t - t0), vs, cnt);
+      }
+      return;
+    }
     if (input_lanes_apply(TW, TM)) {
       for (int64_t c = c0; c < c1; ++c)
         for (int64_t t = t0; t < t0 + tb; t += L)
@@ -450,23 +471,28 @@ inline void conv2d(const Conv2dShape& s, const float* x, const float* w_packed, 
     const int64_t ch1 = (part + 1) * per_part < chunks ? (part + 1) * per_part : chunks;
     for (int64_t ch = part * per_part; ch < ch1; ++ch) {
       const int64_t mc0 = ch * mcw, cols = M - mc0 < mcw ? M - mc0 : mcw;
-      // The XI GEMMs of the chunk: mo[xi][t][m - mc0].
-      for (int xi = 0; xi < XI; ++xi) {
-        const float* vx = v + xi * vs;
-        const float* ux = w_packed + xi * uper + (mc0 / kNR) * C * kNR;
-        float* mx = mo + xi * ms;
+      // The XI GEMMs of the chunk: mo[xi][t][m - mc0]; per weight matrix g, those of its
+      // positions (one for stride 1), each panel of U_g for all of them in turn.
+      for (int g = 0; g < GROUPS; ++g) {
+        int pos[16];
+        const int np = group_positions<S2>(g, pos);
+        const float* ux = w_packed + g * uper + (mc0 / kNR) * C * kNR;
         for (int64_t j = 0; j < cols; j += kNR) {
           const bool narrow = cols - j <= L;
-          // The panel after this one (the next xi's first past the chunk's last), fetched
+          // The panel after this one (the next g's first past the chunk's last), fetched
           // during this panel's first strip: U streams from memory when it is not in cache.
-          const float* next = j + kNR < cols ? ux + (j / kNR + 1) * C * kNR
-                              : xi + 1 < XI  ? ux + uper
-                                             : nullptr;
-          for (int64_t q = 0; q <= rest; ++q) {
-            const int64_t r = strip_row(q);
-            const int rows = int((q == rest ? tb : strip_row(q + 1)) - r);
-            tile_rows<kMR>(rows, narrow, C, vx + r, tb, ux + (j / kNR) * C * kNR,
-                           mx + r * mcw + j, mcw, q == 0 ? next : nullptr);
+          const float* next = j + kNR < cols    ? ux + (j / kNR + 1) * C * kNR
+                              : g + 1 < GROUPS ? ux + uper
+                                               : nullptr;
+          for (int k = 0; k < np; ++k) {
+            const float* vx = v + pos[k] * vs;
+            float* mx = mo + pos[k] * ms;
+            for (int64_t q = 0; q <= rest; ++q) {
+              const int64_t r = strip_row(q);
+              const int rows = int((q == rest ? tb : strip_row(q + 1)) - r);
+              tile_rows<kMR>(rows, narrow, C, vx + r, tb, ux + (j / kNR) * C * kNR,
+                             mx + r * mcw + j, mcw, k == 0 && q == 0 ? next : nullptr);
+            }
           }
         }
       }
@@ -481,7 +507,11 @@ inline void conv2d(const Conv2dShape& s, const float* x, const float* w_packed, 
           const int rh = int(s.OH - oh0 < TM ? s.OH - oh0 : TM);
           const int rw = int(s.OW - ow0 < TM ? s.OW - ow0 : TM);
           const int64_t yo = (n * M + mc0 + g) * P + oh0 * s.OW + ow0;
-          if constexpr (TM == 4)
+          if constexpr (S2)
+            output_group<true>(mo + t * mcw + g, ms, bias ? bias + mc0 + g : nullptr, nl, rh, rw,
+                               y + yo, e.residual ? e.residual + yo : nullptr, P, s.OW, e.act,
+                               ob);
+          else if constexpr (TM == 4)
             output_group(mo + t * mcw + g, ms, bias ? bias + mc0 + g : nullptr, nl, rh, rw,
                          y + yo, e.residual ? e.residual + yo : nullptr, P, s.OW, e.act, ob);
           else
@@ -526,7 +556,7 @@ template <class Act>
 inline void conv2d_winograd_f32(const Conv2dShape& s, const float* x, const float* w_packed,
                                 const float* bias, float* y, const Epilogue<Act>& e,
                                 float* scratch, ThreadPool* pool) {
-  winograd_detail::conv2d<4>(s, x, w_packed, bias, y, e, scratch, pool);
+  winograd_detail::conv2d<4, false>(s, x, w_packed, bias, y, e, scratch, pool);
 }
 
 /// conv2d_winograd_f32 by F(2x2, 3x3): w_packed from conv2d_winograd_pack_weights(s, w, dst,
@@ -535,7 +565,17 @@ template <class Act>
 inline void conv2d_winograd2_f32(const Conv2dShape& s, const float* x, const float* w_packed,
                                  const float* bias, float* y, const Epilogue<Act>& e,
                                  float* scratch, ThreadPool* pool) {
-  winograd_detail::conv2d<2>(s, x, w_packed, bias, y, e, scratch, pool);
+  winograd_detail::conv2d<2, false>(s, x, w_packed, bias, y, e, scratch, pool);
+}
+
+/// conv2d_winograd_f32 for 3x3 stride-2 convs (conv2d_winograd_s2_applies) by their four
+/// stride-1 phases: w_packed from conv2d_winograd_pack_weights(s, w, dst) (the shape's stride
+/// picks the stride-2 transform), scratch conv2d_winograd_scratch_floats(s, threads).
+template <class Act>
+inline void conv2d_winograd_s2_f32(const Conv2dShape& s, const float* x, const float* w_packed,
+                                   const float* bias, float* y, const Epilogue<Act>& e,
+                                   float* scratch, ThreadPool* pool) {
+  winograd_detail::conv2d<4, true>(s, x, w_packed, bias, y, e, scratch, pool);
 }
 
 }  // namespace kiln_cpu

@@ -29,9 +29,25 @@ inline void output_1d2(const V::R* m, V::R* o) {
   o[1] = V::sub(V::sub(m[1], m[2]), m[3]);
 }
 
-template <int TM>
+/// The stride-2 conv's T m for one column of 9 values: the even phase's 4 products as they are
+/// plus A^T of F(4, 2) (points 0, 1, -1, 2 and infinity) on the odd phase's 5:
+///   T = | 1 0 0 0  1 1  1 1 0 |
+///       | 0 1 0 0  0 1 -1 2 0 |
+///       | 0 0 1 0  0 1  1 4 0 |
+///       | 0 0 0 1  0 1 -1 8 1 |
+inline void output_1d_s2(const V::R* m, V::R* o) {
+  const V::R s56 = V::add(m[5], m[6]), d56 = V::sub(m[5], m[6]);
+  o[0] = V::add(V::add(m[0], m[4]), V::add(s56, m[7]));
+  o[1] = V::add(V::add(m[1], d56), V::mul(V::set1(2.0f), m[7]));
+  o[2] = V::add(V::add(m[2], s56), V::mul(V::set1(4.0f), m[7]));
+  o[3] = V::add(V::add(V::add(m[3], d56), V::mul(V::set1(8.0f), m[7])), m[8]);
+}
+
+template <int TM, bool S2>
 inline void output_column(const V::R* m, V::R* o) {
-  if constexpr (TM == 4)
+  if constexpr (S2)
+    output_1d_s2(m, o);
+  else if constexpr (TM == 4)
     output_1d(m, o);
   else
     output_1d2(m, o);
@@ -39,20 +55,21 @@ inline void output_column(const V::R* m, V::R* o) {
 
 /// A^T m A + bias (bias[l] or null) of one tile for TM x TM output tiles: src[xi * ms + l] (the M
 /// chunk at the tile and channel group) into o[i * TM + j], pixel (i, j) of the nl channels.
-template <int TM>
+/// S2 (TM = 4): the stride-2 conv's T m T^T over its 9 x 9 positions.
+template <int TM, bool S2 = false>
 inline void output_pixels(const float* src, int64_t ms, const float* bias, int nl, V::R* o) {
-  constexpr int A = TM + 2;
+  constexpr int A = S2 ? 9 : TM + 2;
   V::R tmp[A][TM];  // A^T applied down each column j
   for (int j = 0; j < A; ++j) {
     V::R col[A];
     for (int i = 0; i < A; ++i) col[i] = V::load(src + (i * A + j) * ms);
-    output_column<TM>(col, tmp[j]);
+    output_column<TM, S2>(col, tmp[j]);
   }
   const V::R vb = bias ? V::load(bias, nl) : V::zero();
   for (int i = 0; i < TM; ++i) {
     V::R row[A];
     for (int j = 0; j < A; ++j) row[j] = tmp[j][i];
-    output_column<TM>(row, o + i * TM);
+    output_column<TM, S2>(row, o + i * TM);
     for (int j = 0; j < TM; ++j)
       if (bias) o[i * TM + j] = V::add(o[i * TM + j], vb);
   }
@@ -115,13 +132,14 @@ inline void transpose16(__m512* r) {
 /// The output transform of one tile for nl (<= L) output channels: src[xi * ms + l] (the M
 /// chunk at the tile and channel group), then bias (bias[l], or null), into y[l * P + i * OW +
 /// j] for the rh x rw pixels inside the output, each + residual (same layout, or null), then
-/// the activation: act((A^T m A + bias) + residual). ob: L x 16 floats of scratch.
-template <class Act>
+/// the activation: act((A^T m A + bias) + residual). ob: L x 16 floats of scratch. S2: the
+/// stride-2 conv's (81 positions of src, output_pixels<4, true>).
+template <bool S2 = false, class Act>
 inline void output_group(const float* src, int64_t ms, const float* bias, int nl, int rh, int rw,
                          float* y, const float* residual, int64_t P, int64_t OW, const Act& act,
                          float* ob) {
   V::R o[16];  // o[i * 4 + j]: pixel (i, j) of the nl channels
-  output_pixels<4>(src, ms, bias, nl, o);
+  output_pixels<4, S2>(src, ms, bias, nl, o);
 #if defined(KILN_CPU_AVX512)
   // Transposed in registers (o[l]: the 16 pixels of channel l, row-major), each row of 4 to y
   // with 128-bit masked loads and stores.

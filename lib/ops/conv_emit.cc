@@ -67,16 +67,25 @@ bool winogradApplies(const std::vector<int64_t>& s) {
          s[15] == 1 && s[13] >= 0 && s[13] <= 2 && s[14] >= 0 && s[14] <= 2;
 }
 
+/// kiln_cpu::conv2d_winograd_s2_applies: 3x3, stride 2, dilation 1, group 1, begin pads <= 2,
+/// an image small enough for 32-bit gather offsets.
+bool winogradS2Applies(const std::vector<int64_t>& s) {
+  return s[5] == 3 && s[6] == 3 && s[9] == 2 && s[10] == 2 && s[11] == 1 && s[12] == 1 &&
+         s[15] == 1 && s[13] >= 0 && s[13] <= 2 && s[14] >= 0 && s[14] <= 2 &&
+         (s[2] + 16) * (s[3] + 16) < (int64_t(1) << 31);
+}
+
 /// kiln_cpu::conv2d_winograd_scratch_floats (winograd_detail::scratch_of) for the target's
 /// tiles and the output tile side tm (4: F(4x4, 3x3), 2: F(2x2, 3x3)): per thread, a block's
-/// xi = (tm + 2)^2 transformed-input matrices, an output-channel chunk's xi product matrices,
-/// and the output transform's buffer.
+/// xi = (tm + 2)^2 transformed-input matrices (81 for the stride-2 conv), an output-channel
+/// chunk's xi product matrices, and the output transform's buffer.
 int64_t winogradScratchFloats(const std::vector<int64_t>& s, const Tiles& t, int threads,
                               int tm) {
-  const int64_t C = s[1], M = s[4], lanes = t.nr / 2, xi = (tm + 2) * (tm + 2);
+  const int64_t C = s[1], M = s[4], lanes = t.nr / 2;
+  const int64_t xi = s[9] == 2 ? 81 : (tm + 2) * (tm + 2);
   const int64_t mp = (M + t.nr - 1) / t.nr * t.nr, chunk = std::min(mp, 2 * t.nr);
   const int64_t tiles = ((s[7] + tm - 1) / tm) * ((s[8] + tm - 1) / tm);
-  const int64_t budget = int64_t(1) << 18, perTile = xi * (C + chunk);
+  const int64_t budget = int64_t(1) << (s[9] == 2 ? 19 : 18), perTile = xi * (C + chunk);
   const int64_t strips = std::clamp<int64_t>(budget / (perTile * t.mr), 1, 8);
   // The whole image as one block when it fits (block_tiles).
   const int64_t tb = tiles * perTile <= budget && tiles <= 8 * t.mr ? tiles
@@ -106,6 +115,13 @@ bool winogradByDefault(const std::vector<int64_t>& s, const Target& t) {
 bool winograd2ByDefault(const std::vector<int64_t>& s, const Target& t) {
   return t.isa == Isa::Avx512 && s[1] >= 32 && s[4] >= 32 && !winogradByDefault(s, t) &&
          ((s[7] + 1) / 2) * ((s[8] + 1) / 2) >= 16;
+}
+
+/// The rule for the stride-2 Winograd conv (conv2d_winograd_s2_f32, 81 products per 16 outputs
+/// against the direct conv's 144): F(4x4, 3x3)'s, on the output image (ResNet-50's 56 -> 28
+/// and 28 -> 14 layers; its 14 -> 7 one, 4 tiles, would stream 37.7 MB of weights).
+bool winogradS2ByDefault(const std::vector<int64_t>& s, const Target& t) {
+  return winogradByDefault(s, t);
 }
 
 /// kiln_cpu::conv2d_pointwise for s: 1x1, stride 1, no pads (its im2col matrix is X).
@@ -255,32 +271,41 @@ Expected<bool> emitCpuConv(const Node& n, EmitContext& ctx, bool fused) {
     algos.insert(first2 ? algos.begin() : algos.end(), "winograd2");
     plans.insert(first2 ? plans.begin() : plans.end(), std::vector<std::string>{""});
   }
+  if (winogradS2Applies(s)) {
+    const bool first = winogradS2ByDefault(s, target);
+    algos.insert(first ? algos.begin() : algos.end(), "winograd_s2");
+    plans.insert(first ? plans.begin() : plans.end(), std::vector<std::string>{""});
+  }
   const std::string choice = ctx.tuned(
       fmt::format("conv2d {} {}", shape,
                   epilogueKey(n, fused, n.input(2) != nullptr, residual != nullFloat())),
       withPlans(algos, plans));
   const std::string plan = gemmPlanLiteral(choice);
-  if (choice == "winograd" || choice == "winograd2") {
-    const int tm = choice == "winograd2" ? 2 : 4;
-    const std::string fn = tm == 2 ? "conv2d_winograd2_f32" : "conv2d_winograd_f32";
+  if (choice == "winograd" || choice == "winograd2" || choice == "winograd_s2") {
+    const int tm = choice == "winograd2" ? 2 : 4, stride = choice == "winograd_s2" ? 2 : 1;
+    const std::string fn = stride == 2 ? "conv2d_winograd_s2_f32"
+                           : tm == 2   ? "conv2d_winograd2_f32"
+                                       : "conv2d_winograd_f32";
+    const std::string applies =
+        stride == 2 ? "conv2d_winograd_s2_applies" : "conv2d_winograd_applies";
     const int64_t floats = winogradScratchFloats(s, tiles, ctx.threads(), tm);
     // kiln_cpu::conv2d_winograd_pack_weights, for the target's panel width.
     std::vector<float> packed(size_t((tm + 2) * (tm + 2) *
                                      ((wd[0] + tiles.nr - 1) / tiles.nr * tiles.nr) * s[1]));
-    kiln_cpu::winograd_transform_weights(wsrc, wd[0], s[1], tiles.nr, packed.data(), tm);
+    kiln_cpu::winograd_transform_weights(wsrc, wd[0], s[1], tiles.nr, packed.data(), tm, stride);
     std::string wp =
         ctx.derivedWeight(Tensor::fromVector(DType::F32, {int64_t(packed.size())}, packed));
     useCpuHeaders(ctx, "kiln_cpu/winograd.h");
     ctx.call("kiln_cpu::" + fn + "__" + tileName(target),
              tileCheck(target) +
-                 fmt::format("static_assert(kiln_cpu::conv2d_winograd_applies({0}) && "
+                 fmt::format("static_assert(kiln_cpu::{13}({0}) && "
                              "kiln_cpu::conv2d_winograd_scratch_floats({0}, {7}, {11}) == {8} && "
                              "kiln_cpu::conv2d_winograd_packed_weight_floats({0}, {11}) == {9}, "
                              "\"kiln and kiln_cpu disagree on the Winograd conv\"); "
                              "kiln_cpu::{12}({0}, {1}, {2}, {3}, {4}, {5}, {6}, {10});",
                              shape, ctx.input(0), wp, bias, ctx.output(0), epi,
                              floatScratch(ctx, floats), ctx.threads(), floats, packed.size(),
-                             ctx.threadPool(), tm, fn));
+                             ctx.threadPool(), tm, fn, applies));
     return true;
   }
   if (choice == "pixrows") {

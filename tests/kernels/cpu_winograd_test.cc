@@ -1,5 +1,6 @@
-// Tests of kiln_cpu::conv2d_winograd_f32 and conv2d_winograd2_f32 (kernels/cpu/winograd.h:
-// Winograd F(4x4, 3x3) and F(2x2, 3x3); the CpuWinograd2 tests) against kiln_ref::conv_fused:
+// Tests of kiln_cpu::conv2d_winograd_f32, conv2d_winograd2_f32 and conv2d_winograd_s2_f32
+// (kernels/cpu/winograd.h: Winograd F(4x4, 3x3), F(2x2, 3x3) and the stride-2 conv by its
+// phases; the CpuWinograd2 and CpuWinogradS2 tests) against kiln_ref::conv_fused:
 // edge image sizes (partial tiles at the right and bottom, images smaller than a tile), begin
 // and end pads 0..2, channel counts at the edges of the register tile and
 // the output-channel chunks, several tile blocks per image (blocks starting mid tile row), bias,
@@ -39,6 +40,8 @@ constexpr float kWinogradFactor = 8.0f;
 
 /// The output tile side under test: 4 (conv2d_winograd_f32) or 2 (conv2d_winograd2_f32).
 int g_tm = 4;
+/// The stride under test: 2 for conv2d_winograd_s2_f32 (g_tm 4).
+int g_stride = 1;
 
 struct WCase {
   int64_t N, C, H, W, M;
@@ -53,16 +56,30 @@ std::string describe(const WCase& c) {
 }
 
 kiln_cpu::Conv2dShape shapeOf(const WCase& c) {
-  return kiln_cpu::Conv2dShape{c.N, c.C, c.H, c.W, c.M, 3, 3, c.H + c.pt + c.pb - 2,
-                               c.W + c.pl + c.pr - 2, 1, 1, 1, 1, c.pt, c.pl, 1};
+  return kiln_cpu::Conv2dShape{c.N,
+                               c.C,
+                               c.H,
+                               c.W,
+                               c.M,
+                               3,
+                               3,
+                               (c.H + c.pt + c.pb - 3) / g_stride + 1,
+                               (c.W + c.pl + c.pr - 3) / g_stride + 1,
+                               g_stride,
+                               g_stride,
+                               1,
+                               1,
+                               c.pt,
+                               c.pl,
+                               1};
 }
 
 template <class Act>
 void refConv(const WCase& c, const kiln_cpu::Conv2dShape& s, const float* x, const float* w,
              const float* bias, const float* residual, Act act, float* y) {
   const int64_t in[] = {c.H, c.W}, k[] = {3, 3}, out[] = {s.OH, s.OW}, one[] = {1, 1};
-  const int64_t pads[] = {c.pt, c.pl, c.pb, c.pr};
-  kiln_ref::conv_fused<float>(2, c.N, c.C, in, c.M, k, out, one, one, pads, 1, x, w, bias, y,
+  const int64_t pads[] = {c.pt, c.pl, c.pb, c.pr}, strides[] = {s.SH, s.SW};
+  kiln_ref::conv_fused<float>(2, c.N, c.C, in, c.M, k, out, strides, one, pads, 1, x, w, bias, y,
                               kiln_ref::make_epilogue<float>(act, nullptr, residual));
 }
 
@@ -81,9 +98,10 @@ void checkWinograd(const WCase& c, Act act, bool with_bias, bool with_residual, 
                    uint64_t seed) {
   SCOPED_TRACE(describe(c) + (with_bias ? " bias" : "") + (with_residual ? " residual" : "") +
                (data == Data::kExact ? " exact" : " random") + " F(" + std::to_string(g_tm) +
-               "x" + std::to_string(g_tm) + ", 3x3)");
+               "x" + std::to_string(g_tm) + ", 3x3) stride " + std::to_string(g_stride));
   const kiln_cpu::Conv2dShape s = shapeOf(c);
-  ASSERT_TRUE(kiln_cpu::conv2d_winograd_applies(s));
+  ASSERT_TRUE(g_stride == 2 ? kiln_cpu::conv2d_winograd_s2_applies(s)
+                            : kiln_cpu::conv2d_winograd_applies(s));
   const int64_t P = s.OH * s.OW, y_floats = c.N * c.M * P;
   Rng rng{seed};
   const Vec x = filled(c.N * c.C * c.H * c.W, data, rng), w = filled(c.M * c.C * 9, data, rng);
@@ -109,7 +127,9 @@ void checkWinograd(const WCase& c, Act act, bool with_bias, bool with_residual, 
   auto run = [&](kiln_cpu::ThreadPool* p) {
     const int64_t used = kiln_cpu::conv2d_winograd_scratch_floats(s, p ? p->size() : 1, g_tm);
     Vec y(size_t(y_floats + kGuard), kSentinel), scratch(size_t(used + kGuard), kSentinel);
-    if (g_tm == 2)
+    if (g_stride == 2)
+      kiln_cpu::conv2d_winograd_s2_f32(s, x.data(), wp.data(), bp, y.data(), e, scratch.data(), p);
+    else if (g_tm == 2)
       kiln_cpu::conv2d_winograd2_f32(s, x.data(), wp.data(), bp, y.data(), e, scratch.data(), p);
     else
       kiln_cpu::conv2d_winograd_f32(s, x.data(), wp.data(), bp, y.data(), e, scratch.data(), p);
@@ -172,7 +192,38 @@ TEST(CpuWinograd, Applies) {
   EXPECT_TRUE(with([](auto& s) { s.PH = 0; s.PW = 2; }));
 }
 
-/// Runs a test body for F(4x4, 3x3) (CpuWinograd) and F(2x2, 3x3) (CpuWinograd2).
+TEST(CpuWinogradS2, Applies) {
+  const kiln_cpu::Conv2dShape ok{1, 128, 56, 56, 128, 3, 3, 28, 28, 2, 2, 1, 1, 1, 1, 1};
+  static_assert(kiln_cpu::conv2d_winograd_s2_applies(
+                    kiln_cpu::Conv2dShape{1, 8, 10, 10, 8, 3, 3, 5, 5, 2, 2, 1, 1, 1, 1, 1}),
+                "constexpr");
+  EXPECT_TRUE(kiln_cpu::conv2d_winograd_s2_applies(ok));
+  EXPECT_FALSE(kiln_cpu::conv2d_winograd_applies(ok));
+  auto with = [&](auto f) {
+    kiln_cpu::Conv2dShape s = ok;
+    f(s);
+    return kiln_cpu::conv2d_winograd_s2_applies(s);
+  };
+  EXPECT_FALSE(with([](auto& s) { s.SH = 1; }));
+  EXPECT_FALSE(with([](auto& s) { s.SW = 1; }));
+  EXPECT_FALSE(with([](auto& s) { s.SH = s.SW = 3; }));
+  EXPECT_FALSE(with([](auto& s) { s.KH = 5; }));
+  EXPECT_FALSE(with([](auto& s) { s.DW = 2; }));
+  EXPECT_FALSE(with([](auto& s) { s.group = 2; }));
+  EXPECT_FALSE(with([](auto& s) { s.PW = 3; }));
+  EXPECT_FALSE(with([](auto& s) { s.H = 60000; s.W = 60000; }));  // gather offsets past 2^31
+  // The same 36 weight matrices as F(4x4, 3x3); one tile's scratch holds 81 positions, not 36.
+  const kiln_cpu::Conv2dShape s1{1, 128, 28, 28, 128, 3, 3, 28, 28, 1, 1, 1, 1, 1, 1, 1};
+  EXPECT_EQ(kiln_cpu::conv2d_winograd_packed_weight_floats(ok),
+            kiln_cpu::conv2d_winograd_packed_weight_floats(s1));
+  const kiln_cpu::Conv2dShape one1{1, 8, 4, 4, 8, 3, 3, 4, 4, 1, 1, 1, 1, 1, 1, 1};
+  const kiln_cpu::Conv2dShape one2{1, 8, 8, 8, 8, 3, 3, 4, 4, 2, 2, 1, 1, 1, 1, 1};
+  EXPECT_GT(kiln_cpu::conv2d_winograd_scratch_floats(one2, 1),
+            2 * kiln_cpu::conv2d_winograd_scratch_floats(one1, 1));
+}
+
+/// Runs a test body for F(4x4, 3x3) (CpuWinograd), F(2x2, 3x3) (CpuWinograd2) and the stride-2
+/// conv (CpuWinogradS2).
 #define WINOGRAD_TESTS(name)           \
   void name##Body();                   \
   TEST(CpuWinograd, name) {            \
@@ -185,6 +236,12 @@ TEST(CpuWinograd, Applies) {
     g_tm = 2;                          \
     name##Body();                      \
     g_tm = 4;                          \
+  }                                    \
+  TEST(CpuWinogradS2, name) {          \
+    KILN_REQUIRE_ISA();                \
+    g_stride = 2;                      \
+    name##Body();                      \
+    g_stride = 1;                      \
   }                                    \
   void name##Body()
 
