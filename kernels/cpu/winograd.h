@@ -361,6 +361,7 @@ constexpr bool conv2d_winograd_s2_applies(const Conv2dShape& s) {
   return s.KH == 3 && s.KW == 3 && s.SH == 2 && s.SW == 2 && s.DH == 1 && s.DW == 1 &&
          s.group == 1 && s.PH >= 0 && s.PH <= 2 && s.PW >= 0 && s.PW <= 2 && s.OH >= 1 &&
          s.OW >= 1 && s.N >= 1 && s.C >= 1 && s.M >= 1 && s.H >= 1 && s.W >= 1 &&
+         s.H < (int64_t(1) << 31) && s.W < (int64_t(1) << 31) &&
          (s.H + 16) * (s.W + 16) < (int64_t(1) << 31);
 }
 

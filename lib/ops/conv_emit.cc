@@ -72,6 +72,7 @@ bool winogradApplies(const std::vector<int64_t>& s) {
 bool winogradS2Applies(const std::vector<int64_t>& s) {
   return s[5] == 3 && s[6] == 3 && s[9] == 2 && s[10] == 2 && s[11] == 1 && s[12] == 1 &&
          s[15] == 1 && s[13] >= 0 && s[13] <= 2 && s[14] >= 0 && s[14] <= 2 &&
+         s[2] < (int64_t(1) << 31) && s[3] < (int64_t(1) << 31) &&
          (s[2] + 16) * (s[3] + 16) < (int64_t(1) << 31);
 }
 

@@ -212,6 +212,7 @@ TEST(CpuWinogradS2, Applies) {
   EXPECT_FALSE(with([](auto& s) { s.group = 2; }));
   EXPECT_FALSE(with([](auto& s) { s.PW = 3; }));
   EXPECT_FALSE(with([](auto& s) { s.H = 60000; s.W = 60000; }));  // gather offsets past 2^31
+  EXPECT_FALSE(with([](auto& s) { s.H = int64_t(1) << 40; s.W = int64_t(1) << 40; }));
   // The same 36 weight matrices as F(4x4, 3x3); one tile's scratch holds 81 positions, not 36.
   const kiln_cpu::Conv2dShape s1{1, 128, 28, 28, 128, 3, 3, 28, 28, 1, 1, 1, 1, 1, 1, 1};
   EXPECT_EQ(kiln_cpu::conv2d_winograd_packed_weight_floats(ok),

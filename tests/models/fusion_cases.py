@@ -217,9 +217,28 @@ CASES.append(("winograd_conv", h.make_graph([
      const("wc", rng.standard_normal((36, 40, 3, 3)) * 0.1),
      const("wd", rng.standard_normal((33, 36, 3, 3)) * 0.1)]),
     {"wx": wg_x}, 17, ["kiln::FusedConv"], ["Relu", "Add"]))
-TOLERANCE = {"winograd_conv": (1e-4, 5e-4)}
+# 3x3 stride-2 convs of the same sizes take the stride-2 Winograd kernel (conv2d_winograd_s2_f32,
+# its four stride-1 phases): pads 1 with bias and Relu; asymmetric pads (2, 1 begin; 0, 2 end)
+# with the residual of a 1x1 stride-2 conv; odd image sizes (partial tiles on both edges).
+ws_x = rng.standard_normal((2, 32, 33, 31)).astype(np.float32)
+CASES.append(("winograd_s2_conv", h.make_graph([
+    h.make_node("Conv", ["sx", "sa", "sb"], ["s1"], kernel_shape=[3, 3], strides=[2, 2],
+                pads=[1, 1, 1, 1]),
+    h.make_node("Relu", ["s1"], ["y"]),
+    h.make_node("Conv", ["sx", "sd"], ["sdn"], kernel_shape=[1, 1], strides=[2, 2]),
+    h.make_node("Conv", ["sx", "sc"], ["s2"], kernel_shape=[3, 3], strides=[2, 2],
+                pads=[2, 1, 0, 2]),
+    h.make_node("Add", ["s2", "sdn"], ["u"]),
+], "g", [h.make_tensor_value_info("sx", T.FLOAT, [2, 32, 33, 31])],
+    [y_info(2, 40, 17, 16), h.make_tensor_value_info("u", T.FLOAT, [2, 36, 17, 16])],
+    [const("sa", rng.standard_normal((40, 32, 3, 3)) * 0.1), const("sb", rng.standard_normal(40)),
+     const("sc", rng.standard_normal((36, 32, 3, 3)) * 0.1),
+     const("sd", rng.standard_normal((36, 32, 1, 1)) * 0.1)]),
+    {"sx": ws_x}, 17, ["kiln::FusedConv"], ["Relu", "Add"]))
+TOLERANCE = {"winograd_conv": (1e-4, 5e-4), "winograd_s2_conv": (1e-4, 5e-4)}
 # Kernels a case's artifact must call (its manifest), where the host runs AVX-512.
-KERNELS = {"winograd_conv": "kiln_cpu::conv2d_winograd_f32"}
+KERNELS = {"winograd_conv": "kiln_cpu::conv2d_winograd_f32",
+           "winograd_s2_conv": "kiln_cpu::conv2d_winograd_s2_f32"}
 
 
 def uses_kernel(kiln, model, work, kernel):
