@@ -24,6 +24,14 @@ if [[ ${KILN_SKIP_SANITIZE:-0} != 1 ]]; then
   CC=clang CXX=clang++ cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug \
     -DCMAKE_CXX_FLAGS_DEBUG=-O0 -DCMAKE_C_FLAGS_DEBUG=-O0 -DKILN_FUZZ=ON >/dev/null
   fuzz_targets=(onnx_import text_ir npy files runtime_binding)
+  # The CPU kernels at the widest SIMD layer this host runs (AVX-512 where it has it; a binary
+  # built for an ISA the host lacks would die of SIGILL).
+  kernels_isa=generic
+  if grep -qw avx512f /proc/cpuinfo; then
+    kernels_isa=avx512
+  elif grep -qw avx2 /proc/cpuinfo && grep -qw fma /proc/cpuinfo; then
+    kernels_isa=avx2
+  fi
   show_failure() {  # LOG: the end of a failed step's log (sanitizer reports included)
     tail -n 40 "$1"
     echo "test.sh: failed, full log in $1" >&2
@@ -32,7 +40,7 @@ if [[ ${KILN_SKIP_SANITIZE:-0} != 1 ]]; then
   # kiln_memory_tests (the planner's unit tests) run unsanitized in CTest; the sanitized kiln
   # below runs the planner on every hostile input and node test it compiles.
   ninja -C build-asan ${KILN_JOBS:+-j "$KILN_JOBS"} kiln kiln_unit_tests \
-    kiln_cpu_kernels_avx512 \
+    "kiln_cpu_kernels_$kernels_isa" \
     "${fuzz_targets[@]/#/fuzz_}" >build-asan/build.log 2>&1 || show_failure build-asan/build.log
   export ASAN_OPTIONS=detect_leaks=0:detect_container_overflow=0 UBSAN_OPTIONS=halt_on_error=1
   tests/bad_inputs/check_bad_inputs.sh build-asan/tools/kiln/kiln build/tests/bad_inputs
@@ -50,9 +58,9 @@ if [[ ${KILN_SKIP_SANITIZE:-0} != 1 ]]; then
   run_logged build-asan/kiln_unit_tests.log build-asan/tests/kiln_unit_tests --gtest_brief=1
   pids+=($!) logs+=(build-asan/kiln_unit_tests.log)
   for shard in 0 1; do
-    log="build-asan/kiln_cpu_kernels_avx512.$shard.log"
+    log="build-asan/kiln_cpu_kernels_$kernels_isa.$shard.log"
     GTEST_TOTAL_SHARDS=2 GTEST_SHARD_INDEX=$shard run_logged "$log" \
-      build-asan/tests/kiln_cpu_kernels_avx512 --gtest_brief=1 --gtest_filter=-*BlocksAndChunks*
+      "build-asan/tests/kiln_cpu_kernels_$kernels_isa" --gtest_brief=1 --gtest_filter=-*BlocksAndChunks*
     pids+=($!) logs+=("$log")
   done
   for i in "${!pids[@]}"; do

@@ -15,35 +15,41 @@ namespace kiln_cpu {
 
 namespace transpose_detail {
 
-/// d[j * ld + i] = s[i * ls + j] for an 8 x 8 block of 4-byte elements: unpacks, shuffles and
-/// lane permutes in AVX2 registers, 8 full-row loads and 8 full-row stores (a scalar block
-/// elsewhere).
+#if defined(__AVX2__) && !defined(KILN_GENERIC)
+/// Transposes the 8 x 8 matrix r[row] (lanes: columns) in place: unpacks, shuffles and lane
+/// permutes in AVX2 registers.
+inline void transpose8(__m256* r) {
+  // Pairs of rows interleaved, then quads: u_k holds column k of rows 0-3 (low lane) or of
+  // columns 4+k (high lane), likewise v_k for rows 4-7.
+  const __m256 t0 = _mm256_unpacklo_ps(r[0], r[1]), t1 = _mm256_unpackhi_ps(r[0], r[1]);
+  const __m256 t2 = _mm256_unpacklo_ps(r[2], r[3]), t3 = _mm256_unpackhi_ps(r[2], r[3]);
+  const __m256 t4 = _mm256_unpacklo_ps(r[4], r[5]), t5 = _mm256_unpackhi_ps(r[4], r[5]);
+  const __m256 t6 = _mm256_unpacklo_ps(r[6], r[7]), t7 = _mm256_unpackhi_ps(r[6], r[7]);
+  const __m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44), u1 = _mm256_shuffle_ps(t0, t2, 0xEE);
+  const __m256 u2 = _mm256_shuffle_ps(t1, t3, 0x44), u3 = _mm256_shuffle_ps(t1, t3, 0xEE);
+  const __m256 v0 = _mm256_shuffle_ps(t4, t6, 0x44), v1 = _mm256_shuffle_ps(t4, t6, 0xEE);
+  const __m256 v2 = _mm256_shuffle_ps(t5, t7, 0x44), v3 = _mm256_shuffle_ps(t5, t7, 0xEE);
+  r[0] = _mm256_permute2f128_ps(u0, v0, 0x20);
+  r[1] = _mm256_permute2f128_ps(u1, v1, 0x20);
+  r[2] = _mm256_permute2f128_ps(u2, v2, 0x20);
+  r[3] = _mm256_permute2f128_ps(u3, v3, 0x20);
+  r[4] = _mm256_permute2f128_ps(u0, v0, 0x31);
+  r[5] = _mm256_permute2f128_ps(u1, v1, 0x31);
+  r[6] = _mm256_permute2f128_ps(u2, v2, 0x31);
+  r[7] = _mm256_permute2f128_ps(u3, v3, 0x31);
+}
+#endif
+
+/// d[j * ld + i] = s[i * ls + j] for an 8 x 8 block of 4-byte elements: 8 full-row loads,
+/// transpose8 and 8 full-row stores in AVX2 (a scalar block elsewhere).
 template <class T>
 inline void block8(const T* s, int64_t ls, T* d, int64_t ld) {
 #if defined(__AVX2__) && !defined(KILN_GENERIC)
   if constexpr (sizeof(T) == 4) {
-    auto row = [&](int i) { return _mm256_loadu_ps(reinterpret_cast<const float*>(s + i * ls)); };
-    const __m256 r0 = row(0), r1 = row(1), r2 = row(2), r3 = row(3), r4 = row(4), r5 = row(5),
-                 r6 = row(6), r7 = row(7);
-    // Pairs of rows interleaved, then quads: u_k holds column k of rows 0-3 (low lane) or of
-    // columns 4+k (high lane), likewise v_k for rows 4-7.
-    const __m256 t0 = _mm256_unpacklo_ps(r0, r1), t1 = _mm256_unpackhi_ps(r0, r1);
-    const __m256 t2 = _mm256_unpacklo_ps(r2, r3), t3 = _mm256_unpackhi_ps(r2, r3);
-    const __m256 t4 = _mm256_unpacklo_ps(r4, r5), t5 = _mm256_unpackhi_ps(r4, r5);
-    const __m256 t6 = _mm256_unpacklo_ps(r6, r7), t7 = _mm256_unpackhi_ps(r6, r7);
-    const __m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44), u1 = _mm256_shuffle_ps(t0, t2, 0xEE);
-    const __m256 u2 = _mm256_shuffle_ps(t1, t3, 0x44), u3 = _mm256_shuffle_ps(t1, t3, 0xEE);
-    const __m256 v0 = _mm256_shuffle_ps(t4, t6, 0x44), v1 = _mm256_shuffle_ps(t4, t6, 0xEE);
-    const __m256 v2 = _mm256_shuffle_ps(t5, t7, 0x44), v3 = _mm256_shuffle_ps(t5, t7, 0xEE);
-    auto out = [&](int j, __m256 v) { _mm256_storeu_ps(reinterpret_cast<float*>(d + j * ld), v); };
-    out(0, _mm256_permute2f128_ps(u0, v0, 0x20));
-    out(1, _mm256_permute2f128_ps(u1, v1, 0x20));
-    out(2, _mm256_permute2f128_ps(u2, v2, 0x20));
-    out(3, _mm256_permute2f128_ps(u3, v3, 0x20));
-    out(4, _mm256_permute2f128_ps(u0, v0, 0x31));
-    out(5, _mm256_permute2f128_ps(u1, v1, 0x31));
-    out(6, _mm256_permute2f128_ps(u2, v2, 0x31));
-    out(7, _mm256_permute2f128_ps(u3, v3, 0x31));
+    __m256 r[8];
+    for (int i = 0; i < 8; ++i) r[i] = _mm256_loadu_ps(reinterpret_cast<const float*>(s + i * ls));
+    transpose8(r);
+    for (int j = 0; j < 8; ++j) _mm256_storeu_ps(reinterpret_cast<float*>(d + j * ld), r[j]);
     return;
   }
 #endif

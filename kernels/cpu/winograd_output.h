@@ -1,13 +1,14 @@
 // kiln optimized CPU kernels: the output side of the Winograd convolutions (winograd.h): A^T m
 // A per tile, bias, residual and activation on the way to y. F(4x4, 3x3) on AVX-512 transposes
 // a tile's 16 pixel vectors in registers (16 x 16, 64 permutes) so each channel's 4 rows of 4 go
-// to y as masked 128-bit stores; F(2x2, 3x3), AVX2 and the portable path go through a small
-// buffer, scalar.
+// to y as masked 128-bit stores, on AVX2 two 8 x 8 transposes do the same per 8 channels;
+// F(2x2, 3x3) and the portable path go through a small buffer, scalar.
 #pragma once
 
 #include <cstdint>
 
 #include "conv.h"
+#include "transpose.h"
 
 namespace kiln_cpu {
 
@@ -97,9 +98,9 @@ inline void store_pixels(const float* ob, int nl, int rh, int rw, float* y, cons
 /// output_group for F(2x2, 3x3): the 2x2 pixels of one tile for nl output channels, through
 /// ob (4 x L floats), scalar per channel.
 template <class Act>
-inline void output_group2(const float* src, int64_t ms, const float* bias, int nl, int rh,
-                          int rw, float* y, const float* residual, int64_t P, int64_t OW,
-                          const Act& act, float* ob) {
+inline void output_group2(const float* src, int64_t ms, const float* bias, int nl, int rh, int rw,
+                          float* y, const float* residual, int64_t P, int64_t OW, const Act& act,
+                          float* ob) {
   constexpr int L = V::kLanes;
   V::R o[4];
   output_pixels<2>(src, ms, bias, nl, o);
@@ -164,6 +165,33 @@ inline void output_group(const float* src, int64_t ms, const float* bias, int nl
     if (rh > 1) _mm_mask_storeu_ps(yl + OW, cm, _mm512_maskz_extractf32x4_ps(four, q, 1));
     if (rh > 2) _mm_mask_storeu_ps(yl + 2 * OW, cm, _mm512_maskz_extractf32x4_ps(four, q, 2));
     if (rh > 3) _mm_mask_storeu_ps(yl + 3 * OW, cm, _mm512_maskz_extractf32x4_ps(four, q, 3));
+    if (!ActInRegister<Act>::kYes)
+      for (int i = 0; i < rh; ++i)
+        for (int j = 0; j < rw; ++j) yl[i * OW + j] = act(yl[i * OW + j]);
+  }
+  (void)ob;
+#elif defined(KILN_CPU_AVX2)
+  // Two 8 x 8 transposes in registers (pixels 0-7 are output rows 0-1, 8-15 rows 2-3): o[h * 8
+  // + l] holds channel l's rows 2h and 2h + 1, each to y as a masked 128-bit store.
+  transpose_detail::transpose8(o);
+  transpose_detail::transpose8(o + 8);
+  const __m128i cm = _mm_cmpgt_epi32(_mm_set1_epi32(rw), _mm_setr_epi32(0, 1, 2, 3));
+  for (int l = 0; l < nl; ++l) {
+    float* yl = y + l * P;
+    for (int h = 0; 2 * h < rh; ++h) {
+      const int64_t r0 = 2 * h * OW, r1 = r0 + OW;
+      const bool two = 2 * h + 1 < rh;
+      V::R q = o[h * 8 + l];
+      if (residual) {
+        const float* rl = residual + l * P;
+        const __m128 a = _mm_maskload_ps(rl + r0, cm);
+        const __m128 b = two ? _mm_maskload_ps(rl + r1, cm) : _mm_setzero_ps();
+        q = V::add(q, _mm256_set_m128(b, a));
+      }
+      q = ActInRegister<Act>::apply(act, q);
+      _mm_maskstore_ps(yl + r0, cm, _mm256_castps256_ps128(q));
+      if (two) _mm_maskstore_ps(yl + r1, cm, _mm256_extractf128_ps(q, 1));
+    }
     if (!ActInRegister<Act>::kYes)
       for (int i = 0; i < rh; ++i)
         for (int j = 0; j < rw; ++j) yl[i * OW + j] = act(yl[i * OW + j]);
