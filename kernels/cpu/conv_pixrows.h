@@ -34,7 +34,12 @@ constexpr bool conv2d_pixrows_applies(const Conv2dShape& s) { return s.group == 
 /// keeps in L2 at once. K is cut into chunks that fit: ResNet-50's 14x14 -> 7x7 stride-2 conv
 /// (K = 4608, P = 49) would otherwise stream 0.9 MB of im2col and a 0.6 MB panel through a
 /// 1 MB L2 for every tile.
-constexpr int64_t kPixrowsChunkBytes = int64_t(512) << 10;
+/// Half of one core's L2 (generated code defines it from the target's L2: 256 KiB on a Zen 3's
+/// 512 KiB L2, where 512 KiB chunks made ResNet-50's 7x7 stage 13-16% slower).
+#ifndef KILN_CPU_L2_SHARE_BYTES
+#define KILN_CPU_L2_SHARE_BYTES (int64_t(512) << 10)
+#endif
+constexpr int64_t kPixrowsChunkBytes = KILN_CPU_L2_SHARE_BYTES;
 
 /// K-chunks of conv2d_pixrows_f32: the fewest whose A and panel rows fit kPixrowsChunkBytes,
 /// for images of at most 4 kNR pixels (a panel at least a quarter of A). There the panel,

@@ -68,6 +68,9 @@ std::string source(const Model& model, const Program& p, const CompileOptions& o
   else
     s += "#if defined(__linux__)\n#include <sys/mman.h>\n#include <unistd.h>\n#endif\n";
   s += "#if defined(__linux__)\n#include <link.h>\n#endif\n\n";
+  // Kernels that plan what stays in L2 (kiln_cpu/conv_pixrows.h) size it from the target's.
+  if (p.target.l2Share() != (int64_t(512) << 10))
+    s += fmt::format("#define KILN_CPU_L2_SHARE_BYTES (int64_t({}))\n", p.target.l2Share());
   for (const auto& h : p.headers) s += "#include \"" + h + "\"\n";
   if (p.usesThreadPool) s += "#include \"kiln_cpu/parallel.h\"\n#include <new>\n";
   if (o.profile) s += "#include <time.h>\n";

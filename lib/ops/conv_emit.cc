@@ -157,15 +157,16 @@ bool pixrowsApplies(const std::vector<int64_t>& s) {
 
 /// kiln_cpu::conv2d_pixrows_scratch_floats for the target's tiles: a K-chunk of the im2col
 /// matrix (none for a pointwise conv; for images of at most 4 nr pixels, chunks whose rows of
-/// A and of two panels fit kPixrowsChunkBytes), then with several chunks a kMR x kNR block of
+/// A and of two panels fit the target's l2Share()), then with several chunks a kMR x kNR block of
 /// partial sums per tile.
-int64_t pixrowsScratchFloats(const std::vector<int64_t>& s, const Tiles& t) {
-  constexpr int64_t kPixrowsChunkBytes = int64_t(512) << 10;
+int64_t pixrowsScratchFloats(const std::vector<int64_t>& s, const Tiles& t,
+                             const Target& target) {
+  const int64_t chunkBytes = target.l2Share();
   const int64_t K = s[1] * s[5] * s[6], P = s[7] * s[8], M = s[4];
   const int64_t chunks =
       P > 4 * t.nr ? 1
                    : std::clamp<int64_t>(
-                         (K * (P + 2 * t.nr) * 4 + kPixrowsChunkBytes - 1) / kPixrowsChunkBytes,
+                         (K * (P + 2 * t.nr) * 4 + chunkBytes - 1) / chunkBytes,
                          1, K);
   const int64_t rows = (K + chunks - 1) / chunks;
   const int64_t a = pointwiseConv(s) ? 0 : (rows * P + 15) / 16 * 16;
@@ -321,7 +322,7 @@ Expected<bool> emitCpuConv(const Node& n, EmitContext& ctx, bool fused) {
     std::vector<float> packed = packBPanels(wsrc, K, wd[0], /*sk=*/1, /*sn=*/K, tiles);
     std::string wp =
         ctx.derivedWeight(Tensor::fromVector(DType::F32, {int64_t(packed.size())}, packed));
-    const int64_t floats = pixrowsScratchFloats(s, tiles);
+    const int64_t floats = pixrowsScratchFloats(s, tiles, target);
     useCpuHeaders(ctx, "kiln_cpu/conv_pixrows.h");
     ctx.call("kiln_cpu::conv2d_pixrows_f32__" + tileName(target),
              tileCheck(target) +

@@ -3,6 +3,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 
 #if defined(__x86_64__)
@@ -102,6 +103,12 @@ std::string Target::kernelIsa() const {
     case Isa::Avx2: return "avx2";
     default: return "generic";
   }
+}
+
+int64_t Target::l2Share() const {
+  constexpr int64_t kDefault = int64_t(512) << 10;
+  if (l2 <= 0 || l2 >= 2 * kDefault) return kDefault;
+  return std::max<int64_t>(l2 / 2, int64_t(64) << 10);
 }
 
 const std::vector<std::string>& targetNames() {

@@ -80,5 +80,18 @@ TEST(Target, HostIsANamedLevelThisCpuRuns) {
   EXPECT_NE(describe(h).find(h.name), std::string::npos);
 }
 
+TEST(Target, L2ShareIsHalfOfASmallL2) {
+  Target t;
+  EXPECT_EQ(t.l2Share(), 512 << 10);  // unknown L2: the size measured on a 1 MiB L2
+  t.l2 = 512 << 10;                   // Zen 3
+  EXPECT_EQ(t.l2Share(), 256 << 10);
+  t.l2 = 1 << 20;  // Zen 4/5: as measured there
+  EXPECT_EQ(t.l2Share(), 512 << 10);
+  t.l2 = 2 << 20;  // larger L2s keep the measured size
+  EXPECT_EQ(t.l2Share(), 512 << 10);
+  t.l2 = 64 << 10;  // never below 64 KiB
+  EXPECT_EQ(t.l2Share(), 64 << 10);
+}
+
 }  // namespace
 }  // namespace kiln

@@ -34,6 +34,10 @@ struct Target {
   std::vector<std::string> requiredCpuFeatures() const;
   /// The kiln_cpu kernels' ISA name (avx512, avx2, generic), used in kernel names.
   std::string kernelIsa() const;
+  /// Bytes of one core's L2 that a kernel plans to keep resident (kiln_cpu's
+  /// KILN_CPU_L2_SHARE_BYTES; the pixel-rows conv's K-chunks): half the L2 where it is known
+  /// and under 1 MiB (a Zen 3's 512 KiB: 256 KiB), else 512 KiB (measured on a 1 MiB L2).
+  int64_t l2Share() const;
   /// Whether the optimized kiln_cpu kernels are used at all (false: kernels/ref only).
   bool optimizedKernels() const { return true; }
 };
