@@ -2,8 +2,7 @@
 // square and model-shaped problems, each also as a percentage of this core's FMA peak, which
 // the same binary measures with a 12-accumulator FMA loop.
 //
-// Build and run (1 thread; built with -O3 -ffp-contract=off for the widest ISA the host runs:
-// -march=x86-64-v4 with AVX-512, else x86-64-v3 with AVX2, else the portable kernels):
+// Build and run (1 thread; -O3 -ffp-contract=off for the host's widest ISA: v4, v3 or generic):
 //   ninja -C build kiln_kernels_bench
 //   build/bench/kiln_kernels_bench                        # all benchmarks
 //   build/bench/kiln_kernels_bench --benchmark_filter=gemm_packed_b/1024

@@ -33,9 +33,7 @@ constexpr bool conv2d_pixrows_applies(const Conv2dShape& s) { return s.group == 
 /// channel panels' chunks (the tiles' and the one being prefetched) that conv2d_pixrows_f32
 /// keeps in L2 at once. K is cut into chunks that fit: ResNet-50's 14x14 -> 7x7 stride-2 conv
 /// (K = 4608, P = 49) would otherwise stream 0.9 MB of im2col and a 0.6 MB panel through a
-/// 1 MB L2 for every tile.
-/// Half of one core's L2 (generated code defines it from the target's L2: 256 KiB on a Zen 3's
-/// 512 KiB L2, where 512 KiB chunks made ResNet-50's 7x7 stage 13-16% slower).
+/// 1 MB L2 for every tile. Generated code sets it to half a smaller L2 (Target::l2Share).
 #ifndef KILN_CPU_L2_SHARE_BYTES
 #define KILN_CPU_L2_SHARE_BYTES (int64_t(512) << 10)
 #endif
