@@ -174,12 +174,17 @@ int64_t pixrowsScratchFloats(const std::vector<int64_t>& s, const Tiles& t,
   return a + sums;
 }
 
+/// Whether the output channels fill the vector lanes better than the pixels do.
+bool channelsFillLanes(const std::vector<int64_t>& s, const Tiles& t) {
+  return laneShare(s[4], t.nr) > laneShare(s[7] * s[8], t.nr) + 0.02;
+}
+
 /// Only with 32-column panels (AVX-512): on AVX2 (6x16 tiles, a Zen 3), conv2d_f32 with packed
 /// panels measured 10-40% faster than pixel rows on every ResNet-50 7x7-stage conv (512 -> 2048
 /// 1.84 against 2.68 ms, 2048 -> 512 2.18 against 3.10; 3x3 stride 2 4.5 against 4.7), though
-/// 49 pixels fill only 7/8 of its lanes there.
+/// 49 pixels fill only 7/8 of its lanes there; and faster than the direct conv (6.7 ms).
 bool pixrowsByDefault(const std::vector<int64_t>& s, const Tiles& t) {
-  return t.nr >= 32 && laneShare(s[4], t.nr) > laneShare(s[7] * s[8], t.nr) + 0.02;
+  return t.nr >= 32 && channelsFillLanes(s, t);
 }
 
 }  // namespace
@@ -263,13 +268,19 @@ Expected<bool> emitCpuConv(const Node& n, EmitContext& ctx, bool fused) {
     if (it != plans.end()) std::rotate(plans.begin(), it, it + 1);
     return plans;
   };
+  // So does a 1x1 conv's with 16-column panels (AVX2: packed, not read in place): a Zen 3 at 2
+  // threads, ResNet-50's 7x7 2048 -> 512 1.67 against 1.03 ms, 14x14 1024 -> 512 3.38 against
+  // 1.65 (row chunks of at most 16 strips pack all of B each).
+  const bool packsPerUnit = s[9] > 1 || s[10] > 1 || (pointwiseConv(s) && tiles.nr < 32);
   std::vector<std::string> algos = {"im2col"};
   std::vector<std::vector<std::string>> plans = {
-      s[9] > 1 || s[10] > 1 ? first(gemmPlanChoices(ctx.threads()), "cols")
-                            : gemmPlanChoices(ctx.threads())};
+      packsPerUnit ? first(gemmPlanChoices(ctx.threads()), "cols")
+                   : gemmPlanChoices(ctx.threads())};
   if (directConvApplies(s, tiles.nr)) {
-    algos.insert(algos.begin(), "direct");
-    plans.insert(plans.begin(), first(gemmPlanChoices(ctx.threads()), "rows"));
+    const bool im2colFirst = tiles.nr < 32 && pixrowsApplies(s) && channelsFillLanes(s, tiles);
+    algos.insert(im2colFirst ? algos.end() : algos.begin(), "direct");
+    plans.insert(im2colFirst ? plans.end() : plans.begin(),
+                 first(gemmPlanChoices(ctx.threads()), "rows"));
   }
   if (pixrowsApplies(s)) {
     const bool first = pixrowsByDefault(s, tiles);
