@@ -165,13 +165,11 @@ void emitPackedB(EmitContext& ctx, int64_t rows, int64_t N, int64_t K, const flo
     algos.push_back("gemv");
     plans.push_back({""});
   }
-  // A read in place first with 6-row tiles (AVX2) too, up to 512 rows: 128-row products (the
-  // BERT-like encoder's) are then 22 balanced strips, not 21 and a 2-row one waiting on its fma
-  // chains, and A is not packed (a Zen 3, 1 thread: 128 x 768 x 3072, 128 x 3072 x 768 and 128
-  // x 768 x 768 1.5-3.5% faster; 256-512 x 768 x 768 1-2%; 1024 x 1024 x 1024 4% slower).
-  const bool rowFirst = rowA || (tiles.mr == 6 && rows <= 512);
-  algos.push_back(rowFirst ? "rowa" : "packa");
-  algos.push_back(rowFirst ? "packa" : "rowa");
+  // Reading A in place by default on AVX2 for Gemm/MatMul (balanced strips, no packing) was
+  // tried: 1.5-3.5% faster in a kernel harness, but the BERT-like encoder 5% slower at 1 thread
+  // (kiln bench --versus, 16 rounds, a Zen 3); it stays a --tune candidate.
+  algos.push_back(rowA ? "rowa" : "packa");
+  algos.push_back(rowA ? "packa" : "rowa");
   plans.resize(algos.size(), gemmPlanChoices(ctx.threads()));
   const std::string choice = ctx.tuned(fmt::format("gemm_packed_b {}x{}x{} {}", rows, N, K, epiKey),
                                        withPlans(algos, plans));

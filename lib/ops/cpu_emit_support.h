@@ -47,8 +47,8 @@ bool startsWith(const std::string& s, const std::string& prefix);
 /// What an epilogue computes, for tuning keys (not where its operands live).
 std::string epilogueKey(const Node& n, bool fused, bool bias, bool residual);
 /// C[rows, N] = A[rows, K] (the node's input 0) * B (a compile-time constant, element (k, n) at
-/// b[k * sk + n * sn]) packed here; rowA: A read in place by default (else so only with 6-row
-/// tiles), the other way a --tune candidate.
+/// b[k * sk + n * sn]) packed here; rowA: A read in place by default, else packed at run time
+/// (the other way a --tune candidate).
 void emitPackedB(EmitContext& ctx, int64_t rows, int64_t N, int64_t K, const float* b, int64_t sk,
                  int64_t sn, const std::string& epi, const std::string& epiKey, bool rowA = false);
 
