@@ -189,8 +189,13 @@ inline void output_group(const float* src, int64_t ms, const float* bias, int nl
         q = V::add(q, _mm256_set_m128(b, a));
       }
       q = ActInRegister<Act>::apply(act, q);
-      _mm_maskstore_ps(yl + r0, cm, _mm256_castps256_ps128(q));
-      if (two) _mm_maskstore_ps(yl + r1, cm, _mm256_extractf128_ps(q, 1));
+      if (rw == 4) {  // a whole row: plain stores (a masked one is microcoded on Zen 2 and 3)
+        _mm_storeu_ps(yl + r0, _mm256_castps256_ps128(q));
+        if (two) _mm_storeu_ps(yl + r1, _mm256_extractf128_ps(q, 1));
+      } else {
+        _mm_maskstore_ps(yl + r0, cm, _mm256_castps256_ps128(q));
+        if (two) _mm_maskstore_ps(yl + r1, cm, _mm256_extractf128_ps(q, 1));
+      }
     }
     if (!ActInRegister<Act>::kYes)
       for (int i = 0; i < rh; ++i)

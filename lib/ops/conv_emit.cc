@@ -268,10 +268,11 @@ Expected<bool> emitCpuConv(const Node& n, EmitContext& ctx, bool fused) {
     if (it != plans.end()) std::rotate(plans.begin(), it, it + 1);
     return plans;
   };
-  // So does a 1x1 conv's with 16-column panels (AVX2: packed, not read in place): a Zen 3 at 2
+  // So does every im2col but a 1x1 conv's read in place (32-column panels): a Zen 3 (AVX2) at 2
   // threads, ResNet-50's 7x7 2048 -> 512 1.67 against 1.03 ms, 14x14 1024 -> 512 3.38 against
-  // 1.65 (row chunks of at most 16 strips pack all of B each).
-  const bool packsPerUnit = s[9] > 1 || s[10] > 1 || (pointwiseConv(s) && tiles.nr < 32);
+  // 1.65 (row chunks of at most 16 strips pack all of B each); its 3x3 convs at 7x7, --tune
+  // candidates, 101 against 5.9 ms.
+  const bool packsPerUnit = !pointwiseConv(s) || tiles.nr < 32;
   std::vector<std::string> algos = {"im2col"};
   std::vector<std::vector<std::string>> plans = {
       packsPerUnit ? first(gemmPlanChoices(ctx.threads()), "cols")
