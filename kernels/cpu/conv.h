@@ -107,7 +107,7 @@ inline void pack_im2col(const Conv2dShape& s, const float* x, int64_t k0, int64_
 /// rather than packing them: with 32-column panels (AVX-512) a panel's row is two cache lines of
 /// one page, and reading in place took ResNet-50's 1x1 shapes from 75-84% to 83-92% of peak;
 /// with 16-column panels (AVX2) it is one line of a new page every k step, and packing each
-/// block once for all the strips is 9-15% faster (a Zen 3, those shapes, data from L3).
+/// block once for all the strips is 3-17% faster (a Zen 3, those shapes, data from L3).
 constexpr bool kPointwiseInPlace = kNR >= 32;
 
 /// Scratch floats conv2d_f32 needs for `threads` threads.

@@ -138,6 +138,10 @@ bool pointwiseConv(const std::vector<int64_t>& s) {
          s[7] == s[2] && s[8] == s[3];
 }
 
+/// 32-column panels (AVX-512), where conv2d_f32 reads a 1x1 conv's X in place
+/// (kiln_cpu::kPointwiseInPlace) and pixel rows are a default; AVX2 has 16.
+bool widePanels(const Tiles& t) { return t.nr >= 32; }
+
 /// The share of vector lanes n outputs fill in panels of nr columns (a last partial panel of
 /// at most nr / 2 takes one vector): conv2d_f32 puts pixels there, conv2d_pixrows_f32 channels.
 double laneShare(int64_t n, int64_t nr) {
@@ -184,7 +188,7 @@ bool channelsFillLanes(const std::vector<int64_t>& s, const Tiles& t) {
 /// 1.84 against 2.68 ms, 2048 -> 512 2.18 against 3.10; 3x3 stride 2 4.5 against 4.7), though
 /// 49 pixels fill only 7/8 of its lanes there; and faster than the direct conv (6.7 ms).
 bool pixrowsByDefault(const std::vector<int64_t>& s, const Tiles& t) {
-  return t.nr >= 32 && channelsFillLanes(s, t);
+  return widePanels(t) && channelsFillLanes(s, t);
 }
 
 }  // namespace
@@ -272,13 +276,14 @@ Expected<bool> emitCpuConv(const Node& n, EmitContext& ctx, bool fused) {
   // threads, ResNet-50's 7x7 2048 -> 512 1.67 against 1.03 ms, 14x14 1024 -> 512 3.38 against
   // 1.65 (row chunks of at most 16 strips pack all of B each); its 3x3 convs at 7x7, --tune
   // candidates, 101 against 5.9 ms.
-  const bool packsPerUnit = !pointwiseConv(s) || tiles.nr < 32;
+  const bool packsPerUnit = !pointwiseConv(s) || !widePanels(tiles);
   std::vector<std::string> algos = {"im2col"};
   std::vector<std::vector<std::string>> plans = {
       packsPerUnit ? first(gemmPlanChoices(ctx.threads()), "cols")
                    : gemmPlanChoices(ctx.threads())};
   if (directConvApplies(s, tiles.nr)) {
-    const bool im2colFirst = tiles.nr < 32 && pixrowsApplies(s) && channelsFillLanes(s, tiles);
+    const bool im2colFirst =
+        !widePanels(tiles) && pixrowsApplies(s) && channelsFillLanes(s, tiles);
     algos.insert(im2colFirst ? algos.end() : algos.begin(), "direct");
     plans.insert(im2colFirst ? plans.end() : plans.begin(),
                  first(gemmPlanChoices(ctx.threads()), "rows"));
