@@ -399,19 +399,22 @@ inline void gemm_packed_a(int64_t M, int64_t N, int64_t K, const float* ap, Pane
           const int64_t kc1 = K - k0 - kc < kKC ? K - k0 - kc : kKC;
           next = {ap + packed_a_index(M, K, mb0 / kMR, k0 + kc, 0), kc1 * kMR / 16};
         }
-        // PrefetchB: share q of each of the next block's panels, over this strip's tiles (with
-        // packed A, not on the tile that brings the next strip of A into L1).
-        const int64_t panel_lines = (nkc * kNR + 15) / 16;
-        const int64_t share = (panel_lines + strips - 1) / strips, first = q * share;
-        const int64_t lines = first >= panel_lines           ? 0
-                              : panel_lines - first < share ? panel_lines - first
-                                                            : share;
+        // PrefetchB: the next block's panel j comes into L2 during tile j of the block's first
+        // strip, evenly over its k loop (with packed A, the first strip's last tile brings the
+        // next strip of A into L1 instead, and the second strip's first tile takes its panel).
+        // Spread over all the strips (a share of each panel per strip, until session 28), the
+        // last strips' share came just in time at best: in a loud hour on a Zen 3 (another
+        // tenant on the core's L2 and L3), BERT's 128-row products and MobileNetV2's 49- and
+        // 196-row 1x1 convs with K > 256 ran 1.2-1.3x slower than with the whole block asked
+        // for during the first strip (the same in a calm one).
+        const int64_t panel_lines = (nkc * kNR + 15) / 16, last_panel = (nc - 1) / kNR;
         for (int64_t j = 0; j < nc; j += kNR) {
           const int cols = int(nc - j < kNR ? nc - j : kNR);
           const float* bj = bp.p + (j / kNR) * bp.stride;
           gemm_detail::Ahead ahead = j + kNR >= nc ? next : gemm_detail::Ahead{};
-          if (PrefetchB && nb.p && j < nnc && lines > 0 && (RowA || !ahead.p))
-            ahead = {nb.p + (j / kNR) * nb.stride + first * 16, lines, true};
+          const int64_t take = q == 0 ? j / kNR : q == 1 && j == 0 && !RowA ? last_panel : -1;
+          if (PrefetchB && nb.p && take >= 0 && take * kNR < nnc && !ahead.p)
+            ahead = {nb.p + take * nb.stride, panel_lines, true};
           gemm_detail::micro_rows<kMR, RowA>(rows, kc, am, lda, bj, bp.ldb, c + m * ldc + n0 + j,
                                              ldc, cols, accumulate, last, e, m, n0 + j, ahead);
         }
