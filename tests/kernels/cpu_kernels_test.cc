@@ -117,8 +117,11 @@ void checkGemm(const GemmCase& g, Act act, Data data, uint64_t seed) {
 }
 
 const std::vector<int64_t> kGemmM = distinct({1, kMR - 1, kMR, kMR + 1, 13, 49, 97});
-// kNR * 3 / 4 and kNR + 17: last panels of 24 and 17 columns (AVX-512's 256-bit tails).
-const int64_t kGemmN[] = {1, kNR - 1, kNR, kNR + 1, 31, 257, kNR * 3 / 4, kNR + 17};
+// kNR * 3 / 4 and kNR + 17: last panels of 24 and 17 columns (AVX-512's 256-bit tails); 3,
+// kNR + 2 and 3 * kNR + 4 with 1, 257, kNR + 1: tails of 1-4 columns past whole panels
+// (gemm.h's tail_columns with packed A, micro tiles with A in place: bit-identical).
+const int64_t kGemmN[] = {1,   kNR - 1,     kNR,     kNR + 1, 31,
+                          257, kNR * 3 / 4, kNR + 17, 3,      kNR + 2, 3 * kNR + 4};
 const int64_t kGemmK[] = {0, 1, 7, 255, 256, 257};
 
 TEST(CpuKernels, BuiltForExpectedIsa) {
