@@ -420,7 +420,7 @@ inline void gemm_packed_a(int64_t M, int64_t N, int64_t K, const float* ap, Pane
   if (M <= 0 || N <= 0) return;
   const int threads = pool ? pool->size() : 1;
   const gemm_detail::GemmSplit split = RowA ? gemm_detail::gemm_split_rowa(M, N, K, threads, plan)
-                                            : gemm_detail::gemm_split(M, N, threads, plan);
+                                            : gemm_detail::gemm_split(M, N, threads, plan, true);
   const int64_t block = split.block, m_chunk = split.m_chunk;
   const int64_t n_blocks = (N + block - 1) / block;
   const int64_t m_blocks = split.bands > 0 ? split.bands : (M + m_chunk - 1) / m_chunk;

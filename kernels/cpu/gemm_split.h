@@ -110,14 +110,48 @@ inline GemmSplit rebalance_split(int64_t M, int64_t N, int64_t T, GemmSplit spli
   return split;
 }
 
-inline GemmSplit gemm_split(int64_t M, int64_t N, int threads, GemmPlan plan = {}) {
+/// The busiest thread's columns, in quarters of a panel, when blocks of `block` panels are
+/// dealt to T threads as the pool deals units (contiguous even shares), a tail of at most 4
+/// columns past the whole panels counting a quarter (gemm.h's tail_columns).
+inline int64_t column_load(int64_t N, int64_t T, int64_t block) {
+  const int64_t full = N / kNR, tail = N % kNR, panels = full + (tail > 0);
+  const int64_t tail_cost = tail == 0 ? 0 : tail <= 4 ? 1 : 4;
+  const int64_t units = (panels + block - 1) / block;
+  int64_t most = 0;
+  for (int64_t t = 0; t < T; ++t) {
+    int64_t load = 0;
+    for (int64_t p = t * units / T * block; p < (t + 1) * units / T * block && p < panels; ++p)
+      load += p < full ? 4 : tail_cost;
+    most = load > most ? load : most;
+  }
+  return most;
+}
+
+/// Panels per column block of a column split on T threads: balanced_block's, unless the tail is
+/// tail_columns' (cheap_tail: A packed, at most 4 columns) and another block deals the columns
+/// more evenly, counting the tail as the quarter panel it costs (ResNet-50's 14x14 stage, 196
+/// pixels: 12 panels and 4 columns, in blocks of 7 gave two threads 7 and 5 panels and the tail;
+/// blocks of 6 give 6 and 6; largest block among the best).
+inline int64_t column_block(int64_t N, int64_t T, bool cheap_tail) {
+  int64_t best = balanced_block((N + kNR - 1) / kNR, T, kNC / kNR);
+  if (!cheap_tail || N % kNR == 0 || N % kNR > 4) return best;
+  int64_t least = column_load(N, T, best);
+  for (int64_t b = kNC / kNR; b >= 1; --b) {
+    const int64_t l = column_load(N, T, b);
+    if (l < least) best = b, least = l;
+  }
+  return best;
+}
+
+/// cheap_tail: A is packed (gemm.h runs a tail of at most 4 columns in tail_columns).
+inline GemmSplit gemm_split(int64_t M, int64_t N, int threads, GemmPlan plan = {},
+                            bool cheap_tail = false) {
   const int64_t strips = (M + kMR - 1) / kMR, panels = (N + kNR - 1) / kNR, T = threads;
   if (T <= 1) return {kNC, strips * kMR};
   auto even = [](int64_t parts, int64_t units) { return (parts + units - 1) / units; };
   if (plan.split == GemmPlan::kRows && strips >= T)
     return {kNC, balanced_block(strips, T, kMC / kMR) * kMR};
-  if (plan.split == GemmPlan::kColumns)
-    return {balanced_block(panels, T, kNC / kNR) * kNR, strips * kMR};
+  if (plan.split == GemmPlan::kColumns) return {column_block(N, T, cheap_tail) * kNR, strips * kMR};
   // Not rebalanced: cutting MobileNetV2's 196 x 64 products by columns instead of 108 against
   // 88 rows slowed the depthwise convs two steps later by more than it saved.
   if (M > N && strips >= 2 * T) return {kNC, balanced_block(strips, T, kMC / kMR) * kMR};
