@@ -245,30 +245,36 @@ TEST(CpuKernels, GemmColumnSplitCountsTheTail) {
 TEST(CpuKernels, GemmSpecialValues) {
   KILN_REQUIRE_ISA();
   const float inf = std::numeric_limits<float>::infinity(), nan = std::nanf("");
-  const int64_t M = kMR + 2, N = kNR + 5, K = 9;
-  Rng rng{77};
-  Vec a = filled(M * K, Data::kExact, rng), b = filled(K * N, Data::kExact, rng);
-  a[1 * K + 2] = inf;
-  a[3 * K + 4] = -inf;
-  a[5 * K + 0] = nan;
-  b[6 * N + 7] = nan;
-  b[2 * N + 1] = inf;
-  const Vec cb = filled(N, Data::kExact, rng);
-  auto check = [&](auto act) {
-    Vec want(size_t(M * N));
-    kiln_ref::gemm<float>(M, N, K, false, false, 1.0f, a.data(), b.data(), 0.0f, nullptr, 0, 0,
-                          want.data(), kiln_ref::make_epilogue<float>(act, cb.data(), nullptr));
-    Vec got(size_t(M * N)), scratch(size_t(kiln_cpu::gemm_f32_scratch_floats(M, N, K, 1)));
-    kiln_cpu::gemm_f32(M, N, K, a.data(), K, b.data(), N, got.data(), N,
-                       kiln_cpu::make_epilogue(act, nullptr, cb.data(), nullptr, 0), scratch.data(),
-                       nullptr);
-    EXPECT_TRUE(near(want, got, M, N, N, nullptr));
-  };
-  check(kiln_ref::NoActivation{});
-  check(kiln_ref::Relu{});
-  check(kiln_ref::Clip<float>{-1.0f, 1.0f});
-  check(kiln_ref::Clip<float>{1.0f, -1.0f});  // lo > hi gives hi
-  check(kiln_ref::Sigmoid{});
+  const int64_t M = kMR + 2, K = 9;
+  // N = kNR + 1: the last column runs in tail_columns (an infinity in its B column too).
+  for (int64_t N : {kNR + 5, kNR + 1}) {
+    SCOPED_TRACE("N = " + std::to_string(N));
+    Rng rng{77};
+    Vec a = filled(M * K, Data::kExact, rng), b = filled(K * N, Data::kExact, rng);
+    a[1 * K + 2] = inf;
+    a[3 * K + 4] = -inf;
+    a[5 * K + 0] = nan;
+    b[6 * N + 7] = nan;
+    b[2 * N + 1] = inf;
+    b[4 * N + kNR] = -inf;
+    const Vec cb = filled(N, Data::kExact, rng);
+    auto check = [&](auto act) {
+      Vec want(size_t(M * N));
+      kiln_ref::gemm<float>(M, N, K, false, false, 1.0f, a.data(), b.data(), 0.0f, nullptr, 0,
+                            0, want.data(),
+                            kiln_ref::make_epilogue<float>(act, cb.data(), nullptr));
+      Vec got(size_t(M * N)), scratch(size_t(kiln_cpu::gemm_f32_scratch_floats(M, N, K, 1)));
+      kiln_cpu::gemm_f32(M, N, K, a.data(), K, b.data(), N, got.data(), N,
+                         kiln_cpu::make_epilogue(act, nullptr, cb.data(), nullptr, 0),
+                         scratch.data(), nullptr);
+      EXPECT_TRUE(near(want, got, M, N, N, nullptr));
+    };
+    check(kiln_ref::NoActivation{});
+    check(kiln_ref::Relu{});
+    check(kiln_ref::Clip<float>{-1.0f, 1.0f});
+    check(kiln_ref::Clip<float>{1.0f, -1.0f});  // lo > hi gives hi
+    check(kiln_ref::Sigmoid{});
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
