@@ -23,6 +23,7 @@
 #include "kiln_ref/gemm.h"
 #include "gemm_pack.h"
 #include "gemm_split.h"
+#include "gemm_tail.h"
 #include "parallel.h"
 #include "simd.h"
 
@@ -320,82 +321,6 @@ inline void micro_rows(int rows, int64_t kc, const float* ap, int64_t lda, const
     micro<R, 2, RowA>(kc, ap, lda, bp, ldb, c, ldc, cols, accumulate, last, e, m, n, ahead);
 }
 
-/// The last `T` (1-4) columns of a block, past its whole panels, for G strips of packed A at
-/// once: C[strip g's rows, n + j] (+)= A[strip g] * B[:, j], a strip's kMR rows in one vector
-/// times column j broadcast, G x T chains of fmas. A tile of the whole panel (micro<R, 1>) for
-/// these columns runs kMR chains that wait on the fma latency for T useful columns of kLanes:
-/// ResNet-50's 7x7 stage (49 pixels: three panels and one column) spent ~5% of its 1-thread
-/// time there on a Zen 3. Each element is the same k-ascending fma chain as micro's, and the
-/// epilogue the same operations in the same order: results are bit-identical.
-/// a: strip 0's k block ([kc][kMR]), strip g at a + g * a_stride; `valid` strips of them are
-/// real (the others repeat the last, not stored); rows: C rows from strip 0's first, in all.
-template <int T, int G, class Act>
-inline void tail_columns(int64_t kc, const float* a, int64_t a_stride, int valid, const float* b,
-                         int64_t ldb, float* c, int64_t ldc, int64_t rows, bool accumulate,
-                         bool last, const Epilogue<Act>& e, int64_t m, int64_t n) {
-  const float* as[G];
-  KILN_CPU_UNROLL
-  for (int g = 0; g < G; ++g) as[g] = a + (g < valid ? g : valid - 1) * a_stride;
-  V::R acc[G][T];
-  KILN_CPU_UNROLL
-  for (int g = 0; g < G; ++g) {
-    KILN_CPU_UNROLL
-    for (int j = 0; j < T; ++j) acc[g][j] = V::zero();
-  }
-  // A strip's k row is kMR floats: a full vector load reads into the next row, except at the
-  // last k, which (for the last strip of A) may be the end of the buffer.
-  constexpr bool kShortRows = kMR < V::kLanes;
-  const int64_t full = kShortRows && kc > 0 ? kc - 1 : kc;
-  auto step = [&](int64_t k, bool masked) __attribute__((always_inline)) {
-    V::R bk[T];
-    KILN_CPU_UNROLL
-    for (int j = 0; j < T; ++j) bk[j] = V::set1(b[k * ldb + j]);
-    KILN_CPU_UNROLL
-    for (int g = 0; g < G; ++g) {
-      const V::R av = masked ? V::load(as[g] + k * kMR, kMR) : V::load(as[g] + k * kMR);
-      KILN_CPU_UNROLL
-      for (int j = 0; j < T; ++j) acc[g][j] = V::fma(av, bk[j], acc[g][j]);
-    }
-  };
-  for (int64_t k = 0; k < full; ++k) step(k, false);
-  if (full < kc) step(full, true);
-  float lanes[V::kLanes];
-  for (int g = 0; g < valid; ++g) {
-    const int64_t r_end = rows - g * kMR < kMR ? rows - g * kMR : kMR;
-    for (int j = 0; j < T; ++j) {
-      V::store(lanes, acc[g][j]);
-      const int64_t col = n + j;
-      for (int64_t r = 0; r < r_end; ++r) {
-        const int64_t row = m + g * kMR + r;
-        float* cp = c + (g * kMR + r) * ldc + j;
-        float v = lanes[r];
-        if (accumulate) v = *cp + v;
-        if (last) {
-          if (e.row_bias) v = v + e.row_bias[row];
-          if (e.col_bias) v = v + e.col_bias[col];
-          if (e.residual) v = v + e.residual[row * e.ld_residual + col];
-          v = e.act(v);
-        }
-        *cp = v;
-      }
-    }
-  }
-}
-
-/// tail_columns over the strips [0, strips) of a block's rows, G at a time.
-template <int T, class Act>
-inline void tail_strips(int64_t kc, const float* a, int64_t a_stride, int64_t strips,
-                        const float* b, int64_t ldb, float* c, int64_t ldc, int64_t rows,
-                        bool accumulate, bool last, const Epilogue<Act>& e, int64_t m,
-                        int64_t n) {
-  constexpr int G = T == 1 ? 12 : T == 2 ? 6 : T == 3 ? 3 : 2;
-  for (int64_t s = 0; s < strips; s += G) {
-    const int valid = int(strips - s < G ? strips - s : G);
-    tail_columns<T, G>(kc, a + s * a_stride, a_stride, valid, b, ldb, c + s * kMR * ldc, ldc,
-                       rows - s * kMR, accumulate, last, e, m + s * kMR, n);
-  }
-}
-
 }  // namespace gemm_detail
 
 /// A block of B as panels: panel j of the block at p + j * stride, its rows ldb apart (kNR
@@ -506,18 +431,8 @@ inline void gemm_packed_a(int64_t M, int64_t N, int64_t K, const float* ap, Pane
         const float* bt = bp.p + (tiled / kNR) * bp.stride;
         float* ct = c + mb0 * ldc + n0 + tiled;
         const int64_t rows = mb1 - mb0, n = n0 + tiled;
-        if (tail == 1)
-          gemm_detail::tail_strips<1>(kc, a0, kc * kMR, strips, bt, bp.ldb, ct, ldc, rows,
-                                      accumulate, last, e, mb0, n);
-        else if (tail == 2)
-          gemm_detail::tail_strips<2>(kc, a0, kc * kMR, strips, bt, bp.ldb, ct, ldc, rows,
-                                      accumulate, last, e, mb0, n);
-        else if (tail == 3)
-          gemm_detail::tail_strips<3>(kc, a0, kc * kMR, strips, bt, bp.ldb, ct, ldc, rows,
-                                      accumulate, last, e, mb0, n);
-        else
-          gemm_detail::tail_strips<4>(kc, a0, kc * kMR, strips, bt, bp.ldb, ct, ldc, rows,
-                                      accumulate, last, e, mb0, n);
+        gemm_detail::tail_strips(int(tail), kc, a0, kc * kMR, strips, bt, bp.ldb, ct, ldc, rows,
+                                 accumulate, last, e, mb0, n);
       }
       if (K == 0) break;
     }

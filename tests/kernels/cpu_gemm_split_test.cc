@@ -15,6 +15,7 @@ namespace {
 
 using namespace kiln_cpu_test;
 using kiln_cpu::kMR;
+using kiln_cpu::kNR;
 
 // A read in place (channels-last 1x1 convs): where rows are split, or the weights are the
 // smaller operand, a thread's share of the units (the pool deals each thread a contiguous 1/T
@@ -52,6 +53,32 @@ TEST(CpuKernels, GemmSplitRowABandsFollowThePixels) {
   // The tuner's plans keep their meaning.
   EXPECT_EQ(gd::gemm_split_rowa(196, 384, 64, 2, {kiln_cpu::GemmPlan::kColumns}).bands, 0);
   EXPECT_EQ(gd::gemm_split_rowa(196, 384, 64, 1).bands, 0);
+}
+
+// A column split with packed A counts a tail of at most 4 columns as the quarter panel that
+// tail_columns costs: 12 panels and 4 columns on 2 threads as blocks of 6 (6 and 6 + tail), not
+// balanced_block's 7 (7 and 5 + tail); never a busier thread than balanced_block's blocks, and
+// the same blocks where the tail is not tail_columns' (A in place, or wider than 4 columns).
+// That the split keeps the bits: cpu_kernels_test.cc's GemmRowChunks.
+TEST(CpuKernels, GemmColumnSplitCountsTheTail) {
+  KILN_REQUIRE_ISA();
+  namespace gd = kiln_cpu::gemm_detail;
+  const int64_t max_block = kiln_cpu::kNC / kNR;
+  EXPECT_EQ(gd::column_block(12 * kNR + 4, 2, true), 6);
+  EXPECT_EQ(gd::column_load(12 * kNR + 4, 2, 6), 25);
+  EXPECT_EQ(gd::gemm_split(4 * kMR, 12 * kNR + 4, 2, {kiln_cpu::GemmPlan::kColumns}, true).block,
+            6 * kNR);
+  for (int64_t n = 1; n <= 20 * kNR; n += 3)
+    for (int T : {2, 3, 4}) {
+      const int64_t panels = (n + kNR - 1) / kNR, old = gd::balanced_block(panels, T, max_block);
+      const int64_t b = gd::column_block(n, T, true);
+      ASSERT_TRUE(b >= 1 && b <= max_block) << n << " columns, " << T << " threads";
+      EXPECT_LE(gd::column_load(n, T, b), gd::column_load(n, T, old)) << n << ", " << T;
+      EXPECT_EQ(gd::column_block(n, T, false), old) << n << ", " << T;
+      if (n % kNR == 0 || n % kNR > 4) {
+        EXPECT_EQ(b, old) << n << ", " << T;
+      }
+    }
 }
 
 }  // namespace

@@ -184,6 +184,9 @@ TEST(CpuKernels, GemmRowChunks) {
   const int64_t M = 2 * kiln_cpu::kMC + kMR + 1;
   checkGemm(GemmCase{M, 40, 300, true, true, true, 2}, kiln_ref::Relu{}, Data::kRandom, 5);
   checkGemm(GemmCase{M, kNR + 3, 9, false, true, false}, kiln_ref::Sigmoid{}, Data::kExact, 6);
+  // 12 panels and 4 columns: column splits in blocks of 6 (GemmColumnSplitCountsTheTail).
+  checkGemm(GemmCase{4 * kMR + 1, 12 * kNR + 4, 37, false, true, true}, kiln_ref::Relu{},
+            Data::kRandom, 8);
 }
 
 // Small products whose column blocks cannot be dealt evenly (5 panels of 4 strips and a row on
@@ -212,33 +215,6 @@ TEST(CpuKernels, GemmSplitRebalancesSmallProducts) {
             << m << "x" << n << ", " << T << " threads: m_chunk " << s.m_chunk;
       }
   checkGemm(GemmCase{M, N, 37, false, true, true}, kiln_ref::Relu{}, Data::kRandom, 7);
-}
-
-// A column split with packed A counts a tail of at most 4 columns as the quarter panel that
-// tail_columns costs: 12 panels and 4 columns on 2 threads as blocks of 6 (6 and 6 + tail), not
-// balanced_block's 7 (7 and 5 + tail); never a busier thread than balanced_block's blocks, and
-// the same blocks where the tail is not tail_columns' (A in place, or wider than 4 columns).
-TEST(CpuKernels, GemmColumnSplitCountsTheTail) {
-  KILN_REQUIRE_ISA();
-  namespace gd = kiln_cpu::gemm_detail;
-  const int64_t max_block = kiln_cpu::kNC / kNR;
-  EXPECT_EQ(gd::column_block(12 * kNR + 4, 2, true), 6);
-  EXPECT_EQ(gd::column_load(12 * kNR + 4, 2, 6), 25);
-  EXPECT_EQ(gd::gemm_split(4 * kMR, 12 * kNR + 4, 2, {kiln_cpu::GemmPlan::kColumns}, true).block,
-            6 * kNR);
-  for (int64_t n = 1; n <= 20 * kNR; n += 3)
-    for (int T : {2, 3, 4}) {
-      const int64_t panels = (n + kNR - 1) / kNR, old = gd::balanced_block(panels, T, max_block);
-      const int64_t b = gd::column_block(n, T, true);
-      ASSERT_TRUE(b >= 1 && b <= max_block) << n << " columns, " << T << " threads";
-      EXPECT_LE(gd::column_load(n, T, b), gd::column_load(n, T, old)) << n << ", " << T;
-      EXPECT_EQ(gd::column_block(n, T, false), old) << n << ", " << T;
-      if (n % kNR == 0 || n % kNR > 4) {
-        EXPECT_EQ(b, old) << n << ", " << T;
-      }
-    }
-  checkGemm(GemmCase{4 * kMR + 1, 12 * kNR + 4, 37, false, true, true}, kiln_ref::Relu{},
-            Data::kRandom, 8);
 }
 
 // NaN and infinities propagate as in the reference (x86 max/min keep NaN in Relu and Clip).
