@@ -103,16 +103,26 @@ int64_t winogradScratchFloats(const std::vector<int64_t>& s, const Tiles& t, int
 /// transforms pay for themselves: the portable build's are not measured.
 bool winogradIsa(const Target& t) { return t.isa == Isa::Avx512 || t.isa == Isa::Avx2; }
 
+/// The channels at which the cost model picks F(4x4, 3x3): at least 32 in and out (ResNet-50's
+/// layers; measured on AVX-512 and AVX2). On AVX2 also fewer, down to 8 each with at least 256
+/// products per pixel (in x out): a Zen 3 at 1 thread, the conv alone, Winograd against the direct
+/// conv: PP-OCRv4 det's 96 -> 24 head 1.84x at 160x160, 2.09x at 80x80, 1.74x at 20x20 (2.15x at
+/// 160x160 on 2 threads; `kiln compile --tune` on the model picked it at 40x40 and up); 24 -> 16
+/// 1.52x, 16 -> 16 1.37x, 64 -> 8 1.31x, 8 -> 64 1.44x at 80x80, 128 -> 8 1.20x at 40x40; below
+/// that little is left (16 -> 8 1.06x, 8 -> 8 1.07x on 2 threads). Not measured on AVX-512,
+/// which keeps the 32-channel rule.
+bool winogradChannels(const std::vector<int64_t>& s, const Target& t) {
+  if (s[1] >= 32 && s[4] >= 32) return true;
+  return t.isa == Isa::Avx2 && std::min(s[1], s[4]) >= 8 && s[1] * s[4] >= 256;
+}
+
 /// The cost model's Winograd rule: on AVX-512, where kernels/cpu's bench measured F(4x4, 3x3)
 /// 2.6-3.1x faster than the direct conv, and on AVX2 (a Zen 3 host, `kiln compile --tune` on
-/// ResNet-50 at 1 thread: 2.2x at 56², 2.75x at 28², 2.2x at 14²), at least 32 input and output
-/// channels and images of at least 16 output tiles (ResNet-50's 56², 28², 14² layers). Smaller
-/// images gain less (1.4x at 7x7) for 4x the weights, and few channels leave the transforms
-/// dominant while the per-thread scratch (36 transformed matrices) stays large; --tune may still
-/// pick it there.
+/// ResNet-50 at 1 thread: 2.2x at 56², 2.75x at 28², 2.2x at 14²), winogradChannels' channels
+/// and images of at least 16 output tiles (ResNet-50's 56², 28², 14² layers). Smaller images
+/// gain less (1.4x at 7x7) for 4x the weights; --tune may still pick it there.
 bool winogradByDefault(const std::vector<int64_t>& s, const Target& t) {
-  return winogradIsa(t) && s[1] >= 32 && s[4] >= 32 &&
-         ((s[7] + 3) / 4) * ((s[8] + 3) / 4) >= 16;
+  return winogradIsa(t) && winogradChannels(s, t) && ((s[7] + 3) / 4) * ((s[8] + 3) / 4) >= 16;
 }
 
 /// The rule for F(2x2, 3x3) (conv2d_winograd2_f32): where F(4x4, 3x3) is not the pick for the
@@ -129,7 +139,7 @@ bool winograd2ByDefault(const std::vector<int64_t>& s, const Target& t) {
 /// against the direct conv's 144): F(4x4, 3x3)'s, on the output image (ResNet-50's 56 -> 28
 /// and 28 -> 14 layers; its 14 -> 7 one, 4 tiles, would stream 37.7 MB of weights).
 bool winogradS2ByDefault(const std::vector<int64_t>& s, const Target& t) {
-  return winogradByDefault(s, t);
+  return winogradIsa(t) && s[1] >= 32 && s[4] >= 32 && ((s[7] + 3) / 4) * ((s[8] + 3) / 4) >= 16;
 }
 
 /// kiln_cpu::conv2d_pointwise for s: 1x1, stride 1, no pads (its im2col matrix is X).

@@ -235,15 +235,31 @@ CASES.append(("winograd_s2_conv", h.make_graph([
      const("sc", rng.standard_normal((36, 32, 3, 3)) * 0.1),
      const("sd", rng.standard_normal((36, 32, 1, 1)) * 0.1)]),
     {"sx": ws_x}, 17, ["kiln::FusedConv"], ["Relu", "Add"]))
-TOLERANCE = {"winograd_conv": (1e-4, 5e-4), "winograd_s2_conv": (1e-4, 5e-4)}
-# Kernels a case's artifact must call (its manifest), where the host runs AVX-512 or AVX2.
-KERNELS = {"winograd_conv": "kiln_cpu::conv2d_winograd_f32",
-           "winograd_s2_conv": "kiln_cpu::conv2d_winograd_s2_f32"}
+# On AVX2, F(4x4, 3x3) also takes 3x3 convs of fewer channels, at least 8 each and 256 in x out
+# (PP-OCRv4 det's 96 -> 24 head, conv_emit.cc's winogradChannels): 24 -> 16 with bias and Relu,
+# 16 -> 40, 40 -> 8, on an image of 5 x 5 tiles with partial tiles on both edges.
+wn_x = rng.standard_normal((1, 24, 18, 17)).astype(np.float32)
+CASES.append(("winograd_narrow_conv", h.make_graph([
+    h.make_node("Conv", ["nx", "na", "nb"], ["n1"], kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+    h.make_node("Relu", ["n1"], ["n2"]),
+    h.make_node("Conv", ["n2", "nc"], ["n3"], kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+    h.make_node("Conv", ["n3", "nd"], ["y"], kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+], "g", [h.make_tensor_value_info("nx", T.FLOAT, [1, 24, 18, 17])], [y_info(1, 8, 18, 17)],
+    [const("na", rng.standard_normal((16, 24, 3, 3)) * 0.1), const("nb", rng.standard_normal(16)),
+     const("nc", rng.standard_normal((40, 16, 3, 3)) * 0.1),
+     const("nd", rng.standard_normal((8, 40, 3, 3)) * 0.1)]),
+    {"nx": wn_x}, 17, ["kiln::FusedConv"], ["Relu"]))
+TOLERANCE = {"winograd_conv": (1e-4, 5e-4), "winograd_s2_conv": (1e-4, 5e-4),
+             "winograd_narrow_conv": (1e-4, 5e-4)}
+# Kernels a case's artifact must call (its manifest), where the host's kernel ISA is one listed.
+KERNELS = {"winograd_conv": ("kiln_cpu::conv2d_winograd_f32", ("avx512", "avx2")),
+           "winograd_s2_conv": ("kiln_cpu::conv2d_winograd_s2_f32", ("avx512", "avx2")),
+           "winograd_narrow_conv": ("kiln_cpu::conv2d_winograd_f32", ("avx2",))}
 
 
-def uses_kernel(kiln, model, work, kernel):
-    """Whether `kiln compile` (not built) calls KERNEL; None when the host has neither AVX-512 nor
-    AVX2 (the portable build's cost model does not pick Winograd)."""
+def uses_kernel(kiln, model, work, kernel, isas):
+    """Whether `kiln compile` (not built) calls KERNEL; None when the host's kernel ISA is not one
+    of ISAS (the portable build's cost model does not pick Winograd)."""
     out = os.path.join(work, "kernels-" + os.path.basename(os.path.dirname(model)))
     proc = subprocess.run([kiln, "compile", model, "-o", out, "--no-build"], capture_output=True,
                           text=True)
@@ -251,7 +267,7 @@ def uses_kernel(kiln, model, work, kernel):
         return proc.stderr.strip()
     import json
     manifest = json.load(open(os.path.join(out, "manifest.json")))
-    if manifest.get("kernel_isa") not in ("avx512", "avx2"):
+    if manifest.get("kernel_isa") not in isas:
         return None
     kernels = {op["kernel"].split("__")[0] for op in manifest["ops"]}
     return None if kernel in kernels else f"no {kernel} call (kernels: {sorted(kernels)})"
@@ -310,7 +326,7 @@ def main():
                 cf.run_case(args.kiln, "3", work, name, graph, feeds, opset,
                             *TOLERANCE.get(name, (1e-5, 1e-6))) or
                 check_fused(args.kiln, model, fused, gone) or
-                (uses_kernel(args.kiln, model, work, KERNELS[name]) if name in KERNELS else None))
+                (uses_kernel(args.kiln, model, work, *KERNELS[name]) if name in KERNELS else None))
             print(f"fusion_cases {name}: {results[name] or 'ok'}")
     finally:
         if not args.work:
