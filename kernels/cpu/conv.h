@@ -178,11 +178,27 @@ inline int64_t conv_transpose2d_packed_weight_floats(const Conv2dShape& s) {
   return packed_a_floats(s.M * s.KH * s.KW, s.C);
 }
 
-/// Scratch floats conv_transpose2d_f32 needs for `threads` threads: one column block
-/// [M*KH*KW, kConvTransposeBlock] and one B block per thread.
+/// Whether the taps of a ConvTranspose tile its output: kernel == stride, no pads, no dilation,
+/// no output padding, so every output gets exactly one column value (stored once).
+constexpr bool conv_transpose2d_tiled(const Conv2dShape& s) {
+  return s.KH == s.SH && s.KW == s.SW && s.DH == 1 && s.DW == 1 && s.PH == 0 && s.PW == 0 &&
+         s.OH == s.H * s.SH && s.OW == s.W * s.SW;
+}
+
+/// Whether conv_transpose2d_f32 deals whole blocks of input pixels to the threads (each thread
+/// its own GEMM and its pixels' outputs) rather than splitting each block's GEMM and scatter:
+/// tiled taps (no two blocks write one output) and at least two blocks per thread.
+constexpr bool conv_transpose2d_by_blocks(const Conv2dShape& s, int threads) {
+  const int64_t blocks = (s.H * s.W + kConvTransposeBlock - 1) / kConvTransposeBlock;
+  return conv_transpose2d_tiled(s) && threads > 1 && blocks >= 2 * threads;
+}
+
+/// Scratch floats conv_transpose2d_f32 needs for `threads` threads: per thread a column block
+/// [M*KH*KW, kConvTransposeBlock] (all used where conv_transpose2d_by_blocks, else the first),
+/// then per thread a B block. Enough for any smaller pool too ({P}_set_threads).
 inline int64_t conv_transpose2d_scratch_floats(const Conv2dShape& s, int threads) {
   const int64_t hw = s.H * s.W, block = hw < kConvTransposeBlock ? hw : kConvTransposeBlock;
-  return (s.M * s.KH * s.KW * block + 15) / 16 * 16 + gemm_pack_floats(block, s.C) * threads;
+  return ((s.M * s.KH * s.KW * block + 15) / 16 * 16 + gemm_pack_floats(block, s.C)) * threads;
 }
 
 /// ConvTranspose, group 1: x [N, C, H, W] (the shape's input), y [N, M, OH, OW]; every input
@@ -190,25 +206,94 @@ inline int64_t conv_transpose2d_scratch_floats(const Conv2dShape& s, int threads
 /// w * SW - PW + j * DW) when inside. Per block of input pixels, the columns
 /// col[(m, i, j), p] = sum_c w[c, m, i, j] * x[c, p] come from the GEMM (weights packed at
 /// compile time: pack_a of the [M*KH*KW, C] transpose), then are added into y (split over
-/// output channels, so no two threads write one element). bias [M] or null. The epilogue's
-/// residual (y's layout) and activation apply to each finished output: act((sum + bias) +
-/// residual) (e.row_bias / col_bias unused).
+/// output channels, so no two threads write one element; or, conv_transpose2d_by_blocks, whole
+/// blocks dealt to the threads). bias [M] or null. The epilogue's residual (y's layout) and
+/// activation apply to each finished output: act((sum + bias) + residual) (e.row_bias /
+/// col_bias unused). The sums are the same under either split: bit-identical at any threads.
 template <class Act>
 inline void conv_transpose2d_f32(const Conv2dShape& s, const float* x, const float* wt_packed,
                                  const float* bias, float* y, const Epilogue<Act>& e,
                                  float* scratch, ThreadPool* pool) {
   const int64_t HW = s.H * s.W, OHW = s.OH * s.OW, taps = s.KH * s.KW, Mk = s.M * taps;
   const int64_t block = HW < kConvTransposeBlock ? HW : kConvTransposeBlock;
-  float* col = scratch;
-  float* pack = scratch + (Mk * block + 15) / 16 * 16;
+  const int threads = pool ? pool->size() : 1;
+  const bool by_blocks = conv_transpose2d_by_blocks(s, threads);
+  const int64_t col_floats = (Mk * block + 15) / 16 * 16;
+  float* pack = scratch + col_floats * threads;
   const auto none = make_epilogue(kiln_ref::NoActivation{}, nullptr, nullptr, nullptr, 0);
   // Kernel == stride, no pads, no dilation, no output padding: the taps tile y, so every output
   // gets exactly one column value and is stored once (col + bias: the same sum as bias + col).
-  const bool tiled = s.KH == s.SH && s.KW == s.SW && s.DH == 1 && s.DW == 1 && s.PH == 0 &&
-                     s.PW == 0 && s.OH == s.H * s.SH && s.OW == s.W * s.SW;
+  const bool tiled = conv_transpose2d_tiled(s);
+  // The columns of input pixels [p0, p0 + pc) of image xn into col (the GEMM on `gemm_pool`'s
+  // threads, its B blocks in `pk`).
+  auto columns = [&](const float* xn, int64_t p0, int64_t pc, float* col, float* pk,
+                     ThreadPool* gemm_pool) {
+    gemm_packed_a(
+        Mk, pc, s.C, wt_packed,
+        [&](int64_t k0, int64_t kc, int64_t n0, int64_t nc, float* buf) {
+          pack_b_rows(xn + p0, HW, k0, kc, n0, nc, buf);
+          return Panels{buf, kc * kNR};
+        },
+        col, pc, none, pk, gemm_pool);
+  };
+  // Output channel m's values from the columns of pixels [p0, p0 + pc) in col.
+  auto scatter = [&](float* yn, int64_t m, int64_t p0, int64_t pc, const float* col) {
+    float* ym = yn + m * OHW;
+    if (tiled) {
+      const float b = bias ? bias[m] : 0.0f;
+      for (int64_t t = 0; t < taps; ++t) {
+        const float* cr = col + (m * taps + t) * pc;
+        float* yt = ym + (t / s.KW) * s.OW + t % s.KW;  // tap (i, j) of input pixel (0, 0)
+        int64_t h = p0 / s.W, w = p0 % s.W;
+        for (int64_t q = 0; q < pc;) {
+          const int64_t run = s.W - w < pc - q ? s.W - w : pc - q;
+          float* yr = yt + h * s.SH * s.OW + w * s.SW;
+          if (!e.residual && std::is_same_v<Act, kiln_ref::NoActivation>) {
+            for (int64_t u = 0; u < run; ++u) yr[u * s.SW] = cr[q + u] + b;
+          } else {
+            const float* rr = e.residual ? e.residual + (yr - y) : nullptr;
+            for (int64_t u = 0; u < run; ++u) {
+              float v = cr[q + u] + b;
+              if (rr) v += rr[u * s.SW];
+              yr[u * s.SW] = e.act(v);
+            }
+          }
+          q += run;
+          w = 0;
+          ++h;
+        }
+      }
+      return;
+    }
+    for (int64_t t = 0; t < taps; ++t) {
+      const int64_t i = t / s.KW, j = t % s.KW;
+      const float* cr = col + (m * taps + t) * pc;
+      int64_t h = p0 / s.W, w = p0 % s.W;
+      for (int64_t q = 0; q < pc; ++q) {
+        const int64_t oh = h * s.SH - s.PH + i * s.DH, ow = w * s.SW - s.PW + j * s.DW;
+        if (oh >= 0 && oh < s.OH && ow >= 0 && ow < s.OW) ym[oh * s.OW + ow] += cr[q];
+        if (++w == s.W) {
+          w = 0;
+          ++h;
+        }
+      }
+    }
+  };
+  const int64_t blocks = (HW + block - 1) / block;
   for (int64_t n = 0; n < s.N; ++n) {
     const float* xn = x + n * s.C * HW;
     float* yn = y + n * s.M * OHW;
+    if (by_blocks) {
+      // PP-OCRv4 det's 24 -> 1 ConvTranspose (320x320 -> 640x640) ran its one output channel's
+      // scatter on one thread, two pool dispatches per block of 256 pixels.
+      parallel_for(pool, blocks, [&](int64_t b, int tid) {
+        const int64_t p0 = b * block, pc = HW - p0 < block ? HW - p0 : block;
+        float* col = scratch + int64_t(tid) * col_floats;
+        columns(xn, p0, pc, col, pack + int64_t(tid) * gemm_pack_floats(block, s.C), nullptr);
+        for (int64_t m = 0; m < s.M; ++m) scatter(yn, m, p0, pc, col);
+      });
+      continue;
+    }
     if (!tiled)
       parallel_for(pool, s.M, [&](int64_t m, int) {
         const float b = bias ? bias[m] : 0.0f;
@@ -216,55 +301,8 @@ inline void conv_transpose2d_f32(const Conv2dShape& s, const float* x, const flo
       });
     for (int64_t p0 = 0; p0 < HW; p0 += block) {
       const int64_t pc = HW - p0 < block ? HW - p0 : block;
-      gemm_packed_a(
-          Mk, pc, s.C, wt_packed,
-          [&](int64_t k0, int64_t kc, int64_t n0, int64_t nc, float* buf) {
-            pack_b_rows(xn + p0, HW, k0, kc, n0, nc, buf);
-            return Panels{buf, kc * kNR};
-          },
-          col, pc, none, pack, pool);
-      parallel_for(pool, s.M, [&](int64_t m, int) {
-        float* ym = yn + m * OHW;
-        if (tiled) {
-          const float b = bias ? bias[m] : 0.0f;
-          for (int64_t t = 0; t < taps; ++t) {
-            const float* cr = col + (m * taps + t) * pc;
-            float* yt = ym + (t / s.KW) * s.OW + t % s.KW;  // tap (i, j) of input pixel (0, 0)
-            int64_t h = p0 / s.W, w = p0 % s.W;
-            for (int64_t q = 0; q < pc;) {
-              const int64_t run = s.W - w < pc - q ? s.W - w : pc - q;
-              float* yr = yt + h * s.SH * s.OW + w * s.SW;
-              if (!e.residual && std::is_same_v<Act, kiln_ref::NoActivation>) {
-                for (int64_t u = 0; u < run; ++u) yr[u * s.SW] = cr[q + u] + b;
-              } else {
-                const float* rr = e.residual ? e.residual + (yr - y) : nullptr;
-                for (int64_t u = 0; u < run; ++u) {
-                  float v = cr[q + u] + b;
-                  if (rr) v += rr[u * s.SW];
-                  yr[u * s.SW] = e.act(v);
-                }
-              }
-              q += run;
-              w = 0;
-              ++h;
-            }
-          }
-          return;
-        }
-        for (int64_t t = 0; t < taps; ++t) {
-          const int64_t i = t / s.KW, j = t % s.KW;
-          const float* cr = col + (m * taps + t) * pc;
-          int64_t h = p0 / s.W, w = p0 % s.W;
-          for (int64_t q = 0; q < pc; ++q) {
-            const int64_t oh = h * s.SH - s.PH + i * s.DH, ow = w * s.SW - s.PW + j * s.DW;
-            if (oh >= 0 && oh < s.OH && ow >= 0 && ow < s.OW) ym[oh * s.OW + ow] += cr[q];
-            if (++w == s.W) {
-              w = 0;
-              ++h;
-            }
-          }
-        }
-      });
+      columns(xn, p0, pc, scratch, pack, pool);
+      parallel_for(pool, s.M, [&](int64_t m, int) { scatter(yn, m, p0, pc, scratch); });
     }
     // Overlapping taps: outputs are final only now; the epilogue runs per output channel.
     if (!tiled && (e.residual || !std::is_same_v<Act, kiln_ref::NoActivation>))
@@ -289,8 +327,8 @@ namespace conv_detail {
 /// Input row xr[0:cols) into the phase planes' row prow: padded column q = iw + PW goes to
 /// phase plane q % SW (planes `plane` floats apart), index q / SW. Stride 1 is one copy; stride
 /// 2 splits pairs of vectors into even and odd columns; other strides are counted, not divided.
-inline void scatter_row_phases(const float* xr, int64_t cols, int64_t SW, int64_t PW,
-                               int64_t plane, float* prow) {
+inline void scatter_row_phases(const float* xr, int64_t cols, int64_t SW, int64_t PW, int64_t plane,
+                               float* prow) {
   constexpr int L = V::kLanes;
   if (SW == 1) {
     copy_floats(prow + PW, xr, cols);

@@ -340,8 +340,9 @@ Expected<bool> emitCpuConvTranspose(const Node& n, EmitContext& ctx,
   std::string wp =
       ctx.derivedWeight(Tensor::fromVector(DType::F32, {int64_t(packed.size())}, packed));
   const int64_t hw = s[2] * s[3], block = std::min<int64_t>(hw, 256);
+  // kiln_cpu::conv_transpose2d_scratch_floats: a column block and a B block per thread.
   std::string scratch = floatScratch(
-      ctx, (Mk * block + 15) / 16 * 16 + packFloatsPerThread(block, C, tiles) * ctx.threads());
+      ctx, ((Mk * block + 15) / 16 * 16 + packFloatsPerThread(block, C, tiles)) * ctx.threads());
   useCpuHeaders(ctx, "kiln_cpu/conv.h");
   ctx.call(
       "kiln_cpu::conv_transpose2d_f32__" + tileName(target),

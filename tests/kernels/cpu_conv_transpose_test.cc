@@ -1,7 +1,7 @@
 // Tests of kiln_cpu::conv_transpose2d_f32 (kernels/cpu/conv.h) against kiln_ref::conv_transpose:
 // the general scatter-add path (overlapping taps, pads, dilation) and the tiled path (kernel ==
-// stride: every output stored once), exact data bit for bit, at 1, 2 and 3 threads, with no
-// writes past y or the scratch.
+// stride: every output stored once; images of many pixel blocks dealt whole to the threads),
+// exact data bit for bit, at 1, 2 and 3 threads, with no writes past y or the scratch.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -29,6 +29,10 @@ const TransposeCase kTransposeCases[] = {
   {"tiled_2x2_s2",      24, 12, 21, 24, 2, 2, 2, 2, 1, 1, 0, 0, 24, 42},
   {"tiled_2x2_s2_M1",    5, 17,  9,  1, 2, 2, 2, 2, 1, 1, 0, 0, 34, 18},
   {"tiled_3x2_s3x2",     7, 20, 19, 13, 3, 2, 3, 2, 1, 1, 0, 0, 60, 38},
+  // Blocks of input pixels dealt to the threads (conv_transpose2d_by_blocks at 2 and 3 threads:
+  // 6 blocks, the last one short).
+  {"tiled_2x2_s2_blocks", 6, 33, 41,  3, 2, 2, 2, 2, 1, 1, 0, 0, 66, 82},
+  {"tiled_2x2_s2_blocks_M1", 24, 40, 37, 1, 2, 2, 2, 2, 1, 1, 0, 0, 80, 74},
   {"overlap_3x3_s2_p1",  6, 11, 13,  5, 3, 3, 2, 2, 1, 1, 1, 1, 21, 25},
   {"2x2_s2_out_pad",     4,  9, 30,  3, 2, 2, 2, 2, 1, 1, 0, 0, 19, 61},
   {"3x3_s1_d2",          3, 10, 20,  4, 3, 3, 1, 1, 2, 2, 2, 1, 10, 22},
