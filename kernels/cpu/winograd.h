@@ -162,6 +162,32 @@ inline void load_phases(const float* xr, int64_t W, int64_t off, V::R* p, bool a
   }
 }
 
+#if defined(KILN_CPU_AVX2)
+/// load_phases for F(4x4) on AVX2 where columns [off, off + 36) lie in the row: the 6 values
+/// d[j] lane t = column off + 4 t + j of 8 tiles, from 128-bit halves (tiles t and t + 4 of
+/// one 4-column group) and in-lane 4x4 transposes: 10 shuffles within 128-bit lanes, where
+/// load_phases twice took 8 lane-crossing permutes and as many shuffles (PP-OCRv4 det's
+/// 96 -> 24 convs at 160x160 spent more in the input transform than in their GEMMs).
+inline void load_phases6(const float* xr, V::R* d) {
+  auto group = [&](int g) {  // columns 4 g .. 4 g + 3 (tile g) and 4 g + 16 .. (tile g + 4)
+    return _mm256_insertf128_ps(_mm256_castps128_ps256(_mm_loadu_ps(xr + 4 * g)),
+                                _mm_loadu_ps(xr + 4 * g + 16), 1);
+  };
+  const V::R a0 = group(0), a1 = group(1), a2 = group(2), a3 = group(3), a4 = group(4);
+  // [c0 c4 c1 c5], [c2 c6 c3 c7], [c8 c12 c9 c13], [c10 c14 c11 c15] (per 128-bit lane)
+  const V::R t0 = _mm256_unpacklo_ps(a0, a1), t1 = _mm256_unpackhi_ps(a0, a1);
+  const V::R t2 = _mm256_unpacklo_ps(a2, a3), t3 = _mm256_unpackhi_ps(a2, a3);
+  d[0] = _mm256_shuffle_ps(t0, t2, 0x44);
+  d[1] = _mm256_shuffle_ps(t0, t2, 0xEE);
+  d[2] = _mm256_shuffle_ps(t1, t3, 0x44);
+  d[3] = _mm256_shuffle_ps(t1, t3, 0xEE);
+  // Phases 4 and 5: phases 0 and 1 one tile on (groups 1 .. 4).
+  const V::R u0 = _mm256_unpacklo_ps(a1, a2), u2 = _mm256_unpacklo_ps(a3, a4);
+  d[4] = _mm256_shuffle_ps(u0, u2, 0x44);
+  d[5] = _mm256_shuffle_ps(u0, u2, 0xEE);
+}
+#endif
+
 /// B^T d for one column of tm + 2 values: input_1d (tm = 4) or input_1d2 (tm = 2), defined
 /// below with F(2x2, 3x3)'s transforms.
 template <int TM>
@@ -190,6 +216,13 @@ inline void input_segment(const Conv2dShape& s, const float* xc, int64_t ty, int
       const float* xr = xc + ih * s.W;
       V::R d[A];
       if constexpr (TM == 4) {
+#if defined(KILN_CPU_AVX2)
+        if (off >= 0 && off + 36 <= s.W) {
+          load_phases6(xr + off, d);
+          input_column<TM>(d, t[i]);
+          continue;
+        }
+#endif
         load_phases(xr, s.W, off, d, true);
         load_phases(xr, s.W, off + 4, d + 4, false);
       } else {

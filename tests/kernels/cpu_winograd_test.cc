@@ -291,6 +291,8 @@ WINOGRAD_TESTS(BlocksAndChunks) {
       {1, 16, 6, 30, 130, 0, 1, 2, 1},    // 3 chunks (the last of 2 channels), 1 block
       {2, 300, 9, 9, 70, 2, 2, 0, 0},     // C > kKC, M = 64 + 6
       {1, 3, 70, 66, 5, 1, 1, 1, 1},      // many blocks of 96 tiles, wide rows (> 16 tiles)
+      {1, 5, 9, 101, 7, 1, 1, 1, 1},      // rows whose middle 8-tile chunks lie inside the row
+      {1, 4, 6, 77, 6, 0, 0, 2, 1},       // (AVX2's load_phases6), from column 0 without pads
       {1, 512, 7, 7, 512, 1, 1, 1, 1},    // ResNet-50's last 3x3: 4 tiles
       {1, 256, 14, 14, 128, 1, 1, 1, 1},  // 16 tiles: the whole image one block (strips of 12
                                           // and 4), 2 chunks (split at 2 and 3 threads)
