@@ -93,6 +93,14 @@ struct V {
     *even = _mm512_permutex2var_ps(a, ie, b);
     *odd = _mm512_permutex2var_ps(a, io, b);
   }
+  /// The 2L floats a0 b0 a1 b1 ...: lo the first L of them, hi the rest.
+  static void interleave2(R a, R b, R* lo, R* hi) {
+    const __m512i il = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
+    const __m512i ih =
+        _mm512_setr_epi32(8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
+    *lo = _mm512_permutex2var_ps(a, il, b);
+    *hi = _mm512_permutex2var_ps(a, ih, b);
+  }
   /// Lanes s..L-1 of lo, then lanes 0..s-1 of hi (s in [0, L]): lo:hi shifted down s lanes.
   static R shift_in(R lo, R hi, int s) {
     const __m512i i = _mm512_add_epi32(
@@ -189,6 +197,11 @@ struct V {
     const R e = _mm256_shuffle_ps(a, b, 0x88), o = _mm256_shuffle_ps(a, b, 0xDD);
     *even = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(e), 0xD8));
     *odd = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(o), 0xD8));
+  }
+  static void interleave2(R a, R b, R* lo, R* hi) {
+    const R l = _mm256_unpacklo_ps(a, b), h = _mm256_unpackhi_ps(a, b);  // a0 b0 a1 b1 | a4 ..
+    *lo = _mm256_permute2f128_ps(l, h, 0x20);
+    *hi = _mm256_permute2f128_ps(l, h, 0x31);
   }
   static R shift_in(R lo, R hi, int s) {
     const __m256i i = _mm256_add_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7),
@@ -293,6 +306,10 @@ struct V {
   static void deinterleave2(R a, R b, R* even, R* odd) {
     *even = R{{a.v[0], a.v[2], b.v[0], b.v[2]}};
     *odd = R{{a.v[1], a.v[3], b.v[1], b.v[3]}};
+  }
+  static void interleave2(R a, R b, R* lo, R* hi) {
+    *lo = R{{a.v[0], b.v[0], a.v[1], b.v[1]}};
+    *hi = R{{a.v[2], b.v[2], a.v[3], b.v[3]}};
   }
   static R shift_in(R lo, R hi, int s) {
     R r;
