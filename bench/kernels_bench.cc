@@ -467,9 +467,16 @@ void registerAll() {
       ->UseRealTime()
       ->Unit(benchmark::kMillisecond);
   // MobileNetV2's 7x7 1x1 convs, channels-last: 49 pixel rows (A read in place).
+  // And the larger images' ones, whose tiles have short k loops (K of 16-192).
   const Shape rowa[] = {{"mobilenetv2_7x7_320_1280", 49, 1280, 320},
                         {"mobilenetv2_7x7_960_320", 49, 320, 960},
-                        {"mobilenetv2_7x7_160_960", 49, 960, 160}};
+                        {"mobilenetv2_7x7_160_960", 49, 960, 160},
+                        {"mobilenetv2_112x112_32_16", 12544, 16, 32},
+                        {"mobilenetv2_56x56_144_24", 3136, 24, 144},
+                        {"mobilenetv2_28x28_32_192", 784, 192, 32},
+                        {"mobilenetv2_28x28_192_32", 784, 32, 192},
+                        {"mobilenetv2_14x14_64_384", 196, 384, 64},
+                        {"mobilenetv2_14x14_384_64", 196, 64, 384}};
   for (const Shape& g : rowa)
     benchmark::RegisterBenchmark(("gemm_rowa/" + dims(g.M, g.N, g.K) + "/" + g.model).c_str(),
                                  BM_GemmPackedB, g.M, g.N, g.K, true)

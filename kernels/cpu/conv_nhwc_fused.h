@@ -20,13 +20,15 @@
 
 namespace kiln_cpu {
 
-/// Floats of E one band may hold: 768 KiB (three quarters of an L2) at one thread, 512 KiB
-/// (half) at more. Neighbouring bands both compute the KH - SH rows of E they share, so larger
-/// bands compute fewer twice: MobileNetV2 at 1 thread ran 1.6% faster with 768 KiB than with
-/// 512 (1 MiB: 0.8% slower). At 2 threads 768 KiB measured no faster and added 258 KB to
-/// MobileNetV2's arena (a band per thread).
+/// Floats of E one band may hold: three halves of the L2 share at one thread (768 KiB where the
+/// share is 512 KiB, three quarters of a 1 MiB L2), the share at more. Neighbouring bands both
+/// compute the KH - SH rows of E they share, so larger bands compute fewer twice: MobileNetV2
+/// at 1 thread ran 1.6% faster with 768 KiB than with 512 (1 MiB: 0.8% slower). At 2 threads
+/// 768 KiB measured no faster and added 258 KB to MobileNetV2's arena (a band per thread).
+/// Session 30, a Zen 1 with a 512 KiB L2: 768 KiB bands spilled E to L3 (the share there is 256
+/// KiB: bands of 384 KiB at 1 thread).
 constexpr int64_t expand_dw_band_floats(int threads) {
-  return threads > 1 ? int64_t(1) << 17 : int64_t(3) << 16;
+  return (threads > 1 ? KILN_CPU_L2_SHARE_BYTES : KILN_CPU_L2_SHARE_BYTES * 3 / 2) / 4;
 }
 
 /// Rows of E that `rows` output rows of the depthwise conv s read (at most; fewer at borders).

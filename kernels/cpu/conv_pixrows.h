@@ -33,10 +33,7 @@ constexpr bool conv2d_pixrows_applies(const Conv2dShape& s) { return s.group == 
 /// channel panels' chunks (the tiles' and the one being prefetched) that conv2d_pixrows_f32
 /// keeps in L2 at once. K is cut into chunks that fit: ResNet-50's 14x14 -> 7x7 stride-2 conv
 /// (K = 4608, P = 49) would otherwise stream 0.9 MB of im2col and a 0.6 MB panel through a
-/// 1 MB L2 for every tile. Generated code sets it to half a smaller L2 (Target::l2Share).
-#ifndef KILN_CPU_L2_SHARE_BYTES
-#define KILN_CPU_L2_SHARE_BYTES (int64_t(512) << 10)
-#endif
+/// 1 MB L2 for every tile (KILN_CPU_L2_SHARE_BYTES: simd.h).
 constexpr int64_t kPixrowsChunkBytes = KILN_CPU_L2_SHARE_BYTES;
 
 /// K-chunks of conv2d_pixrows_f32: the fewest whose A and panel rows fit kPixrowsChunkBytes,
@@ -333,10 +330,11 @@ inline void tile(int64_t K, const float* a, int64_t lda, int64_t P, const float*
   if constexpr (kNhwc) {
     // Channels-last: the tile's rows are the pixels' rows of y, as a GEMM's would be.
     const Epilogue<Act> en = make_epilogue(e.act, nullptr, bias, e.residual, M);
+    const gemm_detail::TileCols tc = gemm_detail::tile_cols(en, m0, cols, true);
     KILN_CPU_UNROLL
     for (int r = 0; r < R; ++r)
       gemm_detail::finish_row(acc0[r], acc1[r], y + (p0 + r) * M + m0, cols, true, en, p0 + r,
-                              m0);
+                              m0, tc);
     return;
   }
   // Transposed write: each column of the tile (R pixels of one channel) becomes one vector,
@@ -409,9 +407,11 @@ inline void plane_tile(int64_t K, const float* xp, int64_t channel, const int64_
     }
   }
   const Epilogue<Act> en = make_epilogue(e.act, nullptr, bias, e.residual, M);
+  const gemm_detail::TileCols tc = gemm_detail::tile_cols(en, m0, cols, true);
   KILN_CPU_UNROLL
   for (int r = 0; r < R; ++r)
-    gemm_detail::finish_row(acc0[r], acc1[r], y + (p0 + r) * M + m0, cols, true, en, p0 + r, m0);
+    gemm_detail::finish_row(acc0[r], acc1[r], y + (p0 + r) * M + m0, cols, true, en, p0 + r, m0,
+                            tc);
 }
 
 template <int R, class Act>

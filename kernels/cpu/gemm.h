@@ -101,13 +101,39 @@ struct ActInRegister<kiln_ref::HardSwish> {
 
 namespace gemm_detail {
 
+/// n floats from p (n in [0, 2L]) as two vectors, the lanes past n zero: full loads when all
+/// 2L are there (a tile of whole panels), masked ones only for a partial tile (on AVX2 a masked
+/// load also needs its mask built: a tile of 6 rows built and loaded 24 of them per tile).
+inline void load_pair(const float* p, int n, V::R* lo, V::R* hi) {
+  constexpr int L = V::kLanes;
+  if (n == 2 * L) {
+    *lo = V::load(p);
+    *hi = V::load(p + L);
+  } else {
+    *lo = V::load(p, n < L ? n : L);
+    *hi = V::load(p + L, n > L ? n - L : 0);
+  }
+}
+
+/// A tile's slice of the column bias, e.col_bias[n, n + cols), loaded once for all its rows
+/// (each row's own loads could not be merged by the compiler: the rows' stores to C might
+/// alias the bias). Zero where there is none or the tile is not the last k block.
+struct TileCols {
+  V::R b0 = V::zero(), b1 = V::zero();
+};
+template <class Act>
+inline TileCols tile_cols(const Epilogue<Act>& e, int64_t n, int cols, bool last) {
+  TileCols t;
+  if (last && e.col_bias) load_pair(e.col_bias + n, cols, &t.b0, &t.b1);
+  return t;
+}
+
 /// One output row's two accumulator vectors (C's earlier k blocks already added) through the
-/// epilogue and into c.
+/// epilogue and into c; tc: the tile's column bias (tile_cols).
 template <class Act>
 inline void finish_row(V::R v0, V::R v1, float* c, int cols, bool last, const Epilogue<Act>& e,
-                       int64_t m, int64_t n) {
+                       int64_t m, int64_t n, const TileCols& tc) {
   constexpr int L = V::kLanes;
-  const int c0 = cols < L ? cols : L, c1 = cols > L ? cols - L : 0;
   if (last) {
     if (e.row_bias) {
       const V::R rb = V::set1(e.row_bias[m]);
@@ -115,13 +141,14 @@ inline void finish_row(V::R v0, V::R v1, float* c, int cols, bool last, const Ep
       v1 = V::add(v1, rb);
     }
     if (e.col_bias) {
-      v0 = V::add(v0, V::load(e.col_bias + n, c0));
-      v1 = V::add(v1, V::load(e.col_bias + n + L, c1));
+      v0 = V::add(v0, tc.b0);
+      v1 = V::add(v1, tc.b1);
     }
     if (e.residual) {
-      const float* r = e.residual + m * e.ld_residual + n;
-      v0 = V::add(v0, V::load(r, c0));
-      v1 = V::add(v1, V::load(r + L, c1));
+      V::R r0, r1;
+      load_pair(e.residual + m * e.ld_residual + n, cols, &r0, &r1);
+      v0 = V::add(v0, r0);
+      v1 = V::add(v1, r1);
     }
     v0 = ActInRegister<Act>::apply(e.act, v0);
     v1 = ActInRegister<Act>::apply(e.act, v1);
@@ -130,11 +157,18 @@ inline void finish_row(V::R v0, V::R v1, float* c, int cols, bool last, const Ep
     V::store(c, v0);
     V::store(c + L, v1);
   } else {
-    V::store(c, v0, c0);
-    V::store(c + L, v1, c1);
+    V::store(c, v0, cols < L ? cols : L);
+    V::store(c + L, v1, cols > L ? cols - L : 0);
   }
   if (last && !ActInRegister<Act>::kYes)
     for (int j = 0; j < cols; ++j) c[j] = e.act(c[j]);
+}
+
+/// finish_row for a row on its own (its column bias loaded here).
+template <class Act>
+inline void finish_row(V::R v0, V::R v1, float* c, int cols, bool last, const Epilogue<Act>& e,
+                       int64_t m, int64_t n) {
+  finish_row(v0, v1, c, cols, last, e, m, n, tile_cols(e, n, cols, last));
 }
 
 /// C[0:R, 0:cols] (+)= A[0:R, 0:kc] * B[0:kc, 0:cols] from a packed A strip (ap[k * kMR + r])
@@ -299,9 +333,10 @@ inline void micro(int64_t kc, const float* ap, int64_t lda, const float* bp, int
       }
     }
   }
+  const TileCols tc = tile_cols(e, n, cols, last);
   KILN_CPU_UNROLL
   for (int r = 0; r < R; ++r)
-    finish_row(acc0[r], acc1[r], c + r * ldc, cols, last, e, m + r, n);
+    finish_row(acc0[r], acc1[r], c + r * ldc, cols, last, e, m + r, n, tc);
 }
 
 template <int R, bool RowA, class Act>

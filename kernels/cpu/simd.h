@@ -24,6 +24,13 @@
 #define KILN_CPU_ISA "generic"
 #endif
 
+/// The bytes of a core's L2 a kernel may fill with one working set (pixel-rows K-chunks, the
+/// fused expand + depthwise conv's bands): half of a 1 MiB L2, which larger L2s keep. Generated
+/// code for a host with a smaller L2 defines it as half of that L2 (Target::l2Share).
+#ifndef KILN_CPU_L2_SHARE_BYTES
+#define KILN_CPU_L2_SHARE_BYTES (int64_t(512) << 10)
+#endif
+
 // Full unrolling of short fixed-count loops (register blocking); GCC and clang both read it.
 #define KILN_CPU_UNROLL _Pragma("GCC unroll 16")
 

@@ -424,11 +424,11 @@ std::string depthwiseNhwcWeights(EmitContext& ctx, const float* w, int64_t C, in
 
 /// kiln_cpu::expand_dw_scratch_floats for s = [N, C, H, W, M, KH, KW, OH, OW, SH, SW, DH, DW,
 /// PH, PW, group] (the depthwise conv): one band of E rows per thread, a band's rows the most
-/// whose E fits 3 * 2^16 floats at 1 thread, 2^17 at more, at most N*OH / (2 * threads) with
-/// threads.
-int64_t expandDwScratchFloats(const std::vector<int64_t>& s, int threads) {
+/// whose E fits 3/2 of the target's L2 share at 1 thread, the share at more (in floats), at
+/// most N*OH / (2 * threads) with threads.
+int64_t expandDwScratchFloats(const std::vector<int64_t>& s, int threads, int64_t l2Share) {
   auto inRows = [&](int64_t rows) { return (rows - 1) * s[9] + (s[5] - 1) * s[11] + 1; };
-  const int64_t budget = threads > 1 ? int64_t(1) << 17 : int64_t(3) << 16;
+  const int64_t budget = (threads > 1 ? l2Share : l2Share * 3 / 2) / 4;
   int64_t rows = s[7];
   while (rows > 1 && inRows(rows) * s[3] * s[1] > budget) --rows;
   const int64_t even = (s[0] * s[7] + 2 * threads - 1) / (2 * threads);
@@ -468,7 +468,7 @@ Expected<bool> emitCpuNhwcExpandDw(const Node& n, EmitContext& ctx) {
                             w.strides[1], w.dilations[0], w.dilations[1], w.pads[0], w.pads[1],
                             C};
   const std::string shape = fmt::format("kiln_cpu::Conv2dShape{{{}}}", fmt::join(s, ", "));
-  const int64_t floats = expandDwScratchFloats(s, ctx.threads());
+  const int64_t floats = expandDwScratchFloats(s, ctx.threads(), target.l2Share());
   const std::string act1 =
       activationFunctorFor(n.attrString(std::string(kExpandPrefix) + kActivationAttr, ""), n,
                            std::string(kExpandPrefix) + "activation_");
