@@ -426,9 +426,21 @@ inline void gemm_packed_a(int64_t M, int64_t N, int64_t K, const float* ap, Pane
       // kMR x kNR tiles.
       const int64_t tail = !RowA && strips >= 2 && nc % kNR <= 4 ? nc % kNR : 0;
       const int64_t tiled = nc - tail;
+      // RowA's strip ends mb0 + (q + 1) * (mb1 - mb0) / strips, stepped without a division
+      // per strip (a 64-bit idiv, ~40 cycles on a Zen 1, against a tile of 384 at K = 32).
+      const int64_t step = strips > 0 ? (mb1 - mb0) / strips : 0;
+      const int64_t extra = strips > 0 ? (mb1 - mb0) % strips : 0;
+      int64_t strip_end = mb0, carry = 0;
       for (int64_t q = 0, m = mb0; q < strips; ++q) {
-        const int64_t m_end = RowA ? mb0 + (q + 1) * (mb1 - mb0) / strips
-                                   : (mb1 < m + kMR ? mb1 : m + kMR);
+        if constexpr (RowA) {
+          strip_end += step;
+          carry += extra;
+          if (carry >= strips) {
+            ++strip_end;
+            carry -= strips;
+          }
+        }
+        const int64_t m_end = RowA ? strip_end : (mb1 < m + kMR ? mb1 : m + kMR);
         const int rows = int(m_end - m);
         const float* am = RowA ? ap + m * lda + k0 : ap + packed_a_index(M, K, m / kMR, k0, 0);
         // Packed A: the strip after this one (this k block's next, else the next k block's
