@@ -121,9 +121,8 @@ void setFlopCounters(benchmark::State& state, double seconds, double flops_per_i
   state.counters["pct_peak"] = 100.0 * gflops / (corePeakGflops() * benchThreads());
 }
 
-/// The packed weights a benchmark's runs read: with KILN_BENCH_COLD_WEIGHTS=1, a rotation over
-/// copies totalling at least 96 MB (more than these machines' L3), so each run streams them
-/// from memory as in a model whose other layers evicted them; else the one copy, cache-resident.
+/// The packed weights a benchmark's runs read: with KILN_BENCH_COLD_WEIGHTS=1 a rotation over
+/// copies of at least 96 MB (more than the L3), streamed from memory as in a model; else one.
 class Weights {
  public:
   explicit Weights(const std::vector<float>& w) : w_(w) {
@@ -189,8 +188,7 @@ struct PackedBProduct {
 };
 
 /// gemm_f32_packed_b against an FMA-loop slice of its flops, interleaved on one thread, the best
-/// rate of each kept: a busy host slows both alike (the other benchmarks' pct_peak divides by a
-/// peak measured once at start-up). pct_peak here: best product over best slice.
+/// of each kept (a busy host slows both alike); pct_peak: best product over best slice.
 void BM_GemmVsPeak(benchmark::State& state, int64_t M, int64_t N, int64_t K) {
   if (benchThreads() != 1) return state.SkipWithError("one thread: the FMA loop uses one core");
   PackedBProduct g(M, N, K);
@@ -233,11 +231,9 @@ void BM_GemmPackedB(benchmark::State& state, int64_t M, int64_t N, int64_t K, bo
   setFlopCounters(state, timer.seconds(), 2.0 * double(M) * double(N) * double(K));
 }
 
-/// C[M, N] = A * B for a few rows with B packed ahead (a classifier's fully connected layer at
-/// batch 1), by gemv_f32_packed_b or (gemv false) the GEMM driver, gemm_f32_packed_b. Bound by
-/// streaming B: counter GB_s, packed weights read per second. cold: each run reads another of
-/// enough copies of B to fill 64 MiB (more than this machine's L3), so B comes from memory as in a
-/// model run where the other layers' weights evicted it; hot: one copy, cache-resident.
+/// C[M, N] = A * B for a few rows (a classifier at batch 1), B packed ahead, by gemv_f32_packed_b
+/// or (gemv false) gemm_f32_packed_b; bound by streaming B (counter GB_s). cold: each run reads
+/// another of enough copies of B to fill 64 MiB (more than the L3), as in a model run; hot: one.
 void BM_FewRows(benchmark::State& state, bool gemv, int64_t M, int64_t N, int64_t K, bool cold) {
   PackedBProduct g(M, N, K);
   const int64_t floats = kiln_cpu::packed_b_floats(K, N);
@@ -466,17 +462,14 @@ void registerAll() {
       ->Iterations(60)
       ->UseRealTime()
       ->Unit(benchmark::kMillisecond);
-  // MobileNetV2's 7x7 1x1 convs, channels-last: 49 pixel rows (A read in place).
-  // And the larger images' ones, whose tiles have short k loops (K of 16-192).
-  const Shape rowa[] = {{"mobilenetv2_7x7_320_1280", 49, 1280, 320},
-                        {"mobilenetv2_7x7_960_320", 49, 320, 960},
-                        {"mobilenetv2_7x7_160_960", 49, 960, 160},
-                        {"mobilenetv2_112x112_32_16", 12544, 16, 32},
-                        {"mobilenetv2_56x56_144_24", 3136, 24, 144},
-                        {"mobilenetv2_28x28_32_192", 784, 192, 32},
-                        {"mobilenetv2_28x28_192_32", 784, 32, 192},
-                        {"mobilenetv2_14x14_64_384", 196, 384, 64},
-                        {"mobilenetv2_14x14_384_64", 196, 64, 384}};
+  // MobileNetV2's 1x1 convs, channels-last (A read in place): 49 pixel rows, and the larger
+  // images' ones, whose tiles have short k loops.
+  const Shape rowa[] = {
+      {"mobilenetv2_7x7_320_1280", 49, 1280, 320},   {"mobilenetv2_7x7_960_320", 49, 320, 960},
+      {"mobilenetv2_7x7_160_960", 49, 960, 160},     {"mobilenetv2_112x112_32_16", 12544, 16, 32},
+      {"mobilenetv2_56x56_144_24", 3136, 24, 144},   {"mobilenetv2_28x28_32_192", 784, 192, 32},
+      {"mobilenetv2_28x28_192_32", 784, 32, 192},    {"mobilenetv2_14x14_64_384", 196, 384, 64},
+      {"mobilenetv2_14x14_384_64", 196, 64, 384}};
   for (const Shape& g : rowa)
     benchmark::RegisterBenchmark(("gemm_rowa/" + dims(g.M, g.N, g.K) + "/" + g.model).c_str(),
                                  BM_GemmPackedB, g.M, g.N, g.K, true)
