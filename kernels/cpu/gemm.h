@@ -18,14 +18,15 @@
 #include <cstdint>
 #include <cstring>
 
-#include "kiln_ref/activation.h"
-#include "kiln_ref/epilogue.h"
-#include "kiln_ref/gemm.h"
 #include "gemm_pack.h"
 #include "gemm_split.h"
 #include "gemm_tail.h"
+#include "kiln_ref/activation.h"
+#include "kiln_ref/epilogue.h"
+#include "kiln_ref/gemm.h"
 #include "parallel.h"
 #include "simd.h"
+#include "vfunctor.h"
 
 namespace kiln_cpu {
 
@@ -56,48 +57,10 @@ inline Epilogue<Act> make_epilogue(Act act, const float* row_bias, const float* 
   return Epilogue<Act>{act, row_bias, col_bias, residual, ld_residual};
 }
 
-/// Activations applied in registers; others run as scalar code over the stored tile.
+/// Activations applied in registers (vfunctor.h's table); others run as scalar code over the
+/// stored tile.
 template <class Act>
-struct ActInRegister {
-  static constexpr bool kYes = false;
-  static V::R apply(const Act&, V::R v) { return v; }
-};
-template <>
-struct ActInRegister<kiln_ref::NoActivation> {
-  static constexpr bool kYes = true;
-  static V::R apply(const kiln_ref::NoActivation&, V::R v) { return v; }
-};
-template <>
-struct ActInRegister<kiln_ref::Relu> {
-  static constexpr bool kYes = true;
-  // max(0, x) returns x for NaN and for -0, like kiln_ref::Relu.
-  static V::R apply(const kiln_ref::Relu&, V::R v) { return V::max(V::zero(), v); }
-};
-template <>
-struct ActInRegister<kiln_ref::Clip<float>> {
-  static constexpr bool kYes = true;
-  static V::R apply(const kiln_ref::Clip<float>& c, V::R v) {
-    return V::min(V::set1(c.hi), V::max(V::set1(c.lo), v));
-  }
-};
-
-/// The same operations as kiln_ref's scalar functors, lane by lane: bit-identical results.
-template <>
-struct ActInRegister<kiln_ref::HardSigmoid> {
-  static constexpr bool kYes = true;
-  static V::R apply(const kiln_ref::HardSigmoid& h, V::R x) {
-    const V::R v = V::add(V::mul(V::set1(h.alpha), x), V::set1(h.beta));
-    return V::min(V::set1(1.0f), V::max(V::zero(), v));  // NaN v stays NaN
-  }
-};
-template <>
-struct ActInRegister<kiln_ref::HardSwish> {
-  static constexpr bool kYes = true;
-  static V::R apply(const kiln_ref::HardSwish&, V::R x) {
-    const V::R v = V::add(V::mul(x, V::set1(float(1.0 / 6.0))), V::set1(0.5f));
-    return V::mul(x, V::min(V::set1(1.0f), V::max(V::zero(), v)));  // NaN x: NaN
-  }
-};
+using ActInRegister = VectorForm<Act>;
 
 namespace gemm_detail {
 
@@ -219,7 +182,9 @@ __attribute__((always_inline)) inline void rank1_24(const float* ap, const float
   }
 }
 using HalfR = __m256;
-inline HalfR half_zero() { return _mm256_setzero_ps(); }
+inline HalfR half_zero() {
+  return _mm256_setzero_ps();
+}
 inline V::R half_widen(HalfR h) {
   return __builtin_shufflevector(h, _mm256_setzero_ps(), 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12,
                                  13, 14, 15);
@@ -227,8 +192,12 @@ inline V::R half_widen(HalfR h) {
 #else
 constexpr bool kHalfTail = false;
 using HalfR = V::R;  // unused: no NV = 3 tiles
-inline HalfR half_zero() { return V::zero(); }
-inline V::R half_widen(HalfR h) { return h; }
+inline HalfR half_zero() {
+  return V::zero();
+}
+inline V::R half_widen(HalfR h) {
+  return h;
+}
 #endif
 
 /// One k step of a micro tile (NV = 3: rank1_24).
@@ -258,9 +227,9 @@ struct Ahead {
 /// strip (ap[k * kMR + r]).
 /// ldb: the step between B's rows in the panel (kNR when packed; a B read in place, wider).
 template <int R, int NV, bool RowA, class Act>
-inline void micro(int64_t kc, const float* ap, int64_t lda, const float* bp, int64_t ldb,
-                  float* c, int64_t ldc, int cols, bool accumulate, bool last,
-                  const Epilogue<Act>& e, int64_t m, int64_t n, Ahead ahead) {
+inline void micro(int64_t kc, const float* ap, int64_t lda, const float* bp, int64_t ldb, float* c,
+                  int64_t ldc, int cols, bool accumulate, bool last, const Epilogue<Act>& e,
+                  int64_t m, int64_t n, Ahead ahead) {
   // The row loops must unroll fully so the accumulators live in registers. NV = 1: the tile
   // has at most L columns, so the second vector of the panel (all zeros) is not multiplied.
   constexpr int L = V::kLanes;
@@ -345,8 +314,8 @@ inline void micro_rows(int rows, int64_t kc, const float* ap, int64_t lda, const
                        const Epilogue<Act>& e, int64_t m, int64_t n, Ahead ahead = {}) {
   if constexpr (R > 1) {
     if (rows < R)
-      return micro_rows<R - 1, RowA>(rows, kc, ap, lda, bp, ldb, c, ldc, cols, accumulate, last,
-                                     e, m, n, ahead);
+      return micro_rows<R - 1, RowA>(rows, kc, ap, lda, bp, ldb, c, ldc, cols, accumulate, last, e,
+                                     m, n, ahead);
   }
   if (cols <= V::kLanes)
     micro<R, 1, RowA>(kc, ap, lda, bp, ldb, c, ldc, cols, accumulate, last, e, m, n, ahead);
@@ -374,9 +343,9 @@ struct Panels {
 /// PrefetchB: B is constant panels (weights packed at compile time) that `panel` returns
 /// without packing, so the next block can be asked for ahead (`panel(..., nullptr)`).
 template <bool RowA = false, bool PrefetchB = RowA, class Act, class PanelFn>
-inline void gemm_packed_a(int64_t M, int64_t N, int64_t K, const float* ap, PanelFn panel,
-                          float* c, int64_t ldc, const Epilogue<Act>& e, float* scratch,
-                          ThreadPool* pool, int64_t lda = 0, GemmPlan plan = {}) {
+inline void gemm_packed_a(int64_t M, int64_t N, int64_t K, const float* ap, PanelFn panel, float* c,
+                          int64_t ldc, const Epilogue<Act>& e, float* scratch, ThreadPool* pool,
+                          int64_t lda = 0, GemmPlan plan = {}) {
   if (M <= 0 || N <= 0) return;
   const int threads = pool ? pool->size() : 1;
   const gemm_detail::GemmSplit split = RowA ? gemm_detail::gemm_split_rowa(M, N, K, threads, plan)
@@ -511,9 +480,9 @@ inline void pack_a_parallel(const float* a, int64_t lda, int64_t M, int64_t K, f
 /// C = A * B (+ epilogue), A row-major (lda), B row-major K x N (ldb), both packed at run time
 /// into scratch (gemm_f32_scratch_floats).
 template <class Act>
-inline void gemm_f32(int64_t M, int64_t N, int64_t K, const float* a, int64_t lda,
-                     const float* b, int64_t ldb, float* c, int64_t ldc, const Epilogue<Act>& e,
-                     float* scratch, ThreadPool* pool) {
+inline void gemm_f32(int64_t M, int64_t N, int64_t K, const float* a, int64_t lda, const float* b,
+                     int64_t ldb, float* c, int64_t ldc, const Epilogue<Act>& e, float* scratch,
+                     ThreadPool* pool) {
   gemm_detail::pack_a_parallel(a, lda, M, K, scratch, pool);
   gemm_packed_a(
       M, N, K, scratch,
@@ -528,9 +497,8 @@ inline void gemm_f32(int64_t M, int64_t N, int64_t K, const float* a, int64_t ld
 /// run time into scratch (gemm_f32_packed_b_scratch_floats).
 template <class Act>
 inline void gemm_f32_packed_b(int64_t M, int64_t N, int64_t K, const float* a, int64_t lda,
-                              const float* b_panels, float* c, int64_t ldc,
-                              const Epilogue<Act>& e, float* scratch, ThreadPool* pool,
-                              GemmPlan plan = {}) {
+                              const float* b_panels, float* c, int64_t ldc, const Epilogue<Act>& e,
+                              float* scratch, ThreadPool* pool, GemmPlan plan = {}) {
   gemm_detail::pack_a_parallel(a, lda, M, K, scratch, pool);
   gemm_packed_a<false, true>(
       M, N, K, scratch,
@@ -547,8 +515,7 @@ inline void gemm_f32_packed_b(int64_t M, int64_t N, int64_t K, const float* a, i
 template <class Act>
 inline void gemm_f32_rowa_packed_b(int64_t M, int64_t N, int64_t K, const float* a, int64_t lda,
                                    const float* b_panels, float* c, int64_t ldc,
-                                   const Epilogue<Act>& e, ThreadPool* pool,
-                                   GemmPlan plan = {}) {
+                                   const Epilogue<Act>& e, ThreadPool* pool, GemmPlan plan = {}) {
   gemm_packed_a<true>(
       M, N, K, a,
       [&](int64_t k0, int64_t, int64_t n0, int64_t, float*) {
@@ -565,14 +532,14 @@ inline void matmul_f32(int batch_rank, const int64_t* batch_dims, const int64_t*
                        const int64_t* b_batch_strides, int64_t M, int64_t N, int64_t K,
                        const float* a, const float* b, float* y, const Epilogue<Act>& e,
                        float* scratch, ThreadPool* pool) {
-  kiln_ref::gemm_detail::for_each_batch(
-      batch_rank, batch_dims, a_batch_strides, b_batch_strides, M * N,
-      [&](int64_t ao, int64_t bo, int64_t yo) {
-        Epilogue<Act> eb = e;
-        eb.residual = e.residual ? e.residual + yo : nullptr;
-        eb.ld_residual = N;
-        gemm_f32(M, N, K, a + ao, K, b + bo, N, y + yo, N, eb, scratch, pool);
-      });
+  kiln_ref::gemm_detail::for_each_batch(batch_rank, batch_dims, a_batch_strides, b_batch_strides,
+                                        M * N, [&](int64_t ao, int64_t bo, int64_t yo) {
+                                          Epilogue<Act> eb = e;
+                                          eb.residual = e.residual ? e.residual + yo : nullptr;
+                                          eb.ld_residual = N;
+                                          gemm_f32(M, N, K, a + ao, K, b + bo, N, y + yo, N, eb,
+                                                   scratch, pool);
+                                        });
 }
 
 }  // namespace kiln_cpu

@@ -65,9 +65,9 @@ struct V {
   static void store(float* p, R v, int n) { _mm512_mask_storeu_ps(p, mask(n), v); }
   /// Lanes [0, n) from p[0], p[stride], p[2 * stride], ... (a gather), the others zero.
   static R load_strided(const float* p, int stride, int n) {
-    const __m512i idx = _mm512_mullo_epi32(
-        _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
-        _mm512_set1_epi32(stride));
+    const __m512i idx =
+        _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+                           _mm512_set1_epi32(stride));
     return _mm512_mask_i32gather_ps(zero(), mask(n), idx, p, 4);
   }
   static R fma(R a, R b, R c) { return _mm512_fmadd_ps(a, b, c); }
@@ -90,8 +90,8 @@ struct V {
                                                      _mm512_maskz_and_epi32(all, sign, bi)));
   }
   static R abs(R a) {
-    return _mm512_castsi512_ps(_mm512_maskz_and_epi32(
-        __mmask16(0xFFFF), _mm512_castps_si512(a), _mm512_set1_epi32(0x7FFFFFFF)));
+    return _mm512_castsi512_ps(_mm512_maskz_and_epi32(__mmask16(0xFFFF), _mm512_castps_si512(a),
+                                                      _mm512_set1_epi32(0x7FFFFFFF)));
   }
   /// Splits the 2L floats a:b into the even-indexed and the odd-indexed ones.
   static void deinterleave2(R a, R b, R* even, R* odd) {
@@ -110,9 +110,9 @@ struct V {
   }
   /// Lanes s..L-1 of lo, then lanes 0..s-1 of hi (s in [0, L]): lo:hi shifted down s lanes.
   static R shift_in(R lo, R hi, int s) {
-    const __m512i i = _mm512_add_epi32(
-        _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
-        _mm512_set1_epi32(s));
+    const __m512i i =
+        _mm512_add_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+                         _mm512_set1_epi32(s));
     return _mm512_permutex2var_ps(lo, i, hi);
   }
   /// Whether some lane of a equals x (ordered: NaN equals nothing), without leaving registers.
@@ -129,6 +129,28 @@ struct V {
     _mm512_store_ps(t, a);
     return pairwise_sum(t, 16);
   }
+  static R sqrt(R a) { return _mm512_maskz_sqrt_ps(__mmask16(0xFFFF), a); }
+  static R floor(R a) {
+    return _mm512_maskz_roundscale_ps(__mmask16(0xFFFF), a,
+                                      _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
+  }
+  static R ceil(R a) {
+    return _mm512_maskz_roundscale_ps(__mmask16(0xFFFF), a,
+                                      _MM_FROUND_TO_POS_INF | _MM_FROUND_NO_EXC);
+  }
+  /// a < b ? x : y lane by lane (ordered: y where a or b is NaN).
+  static R lt_select(R a, R b, R x, R y) {
+    return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(a, b, _CMP_LT_OQ), y, x);
+  }
+  /// a is NaN ? x : y lane by lane.
+  static R nan_select(R a, R x, R y) {
+    return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(a, a, _CMP_UNORD_Q), y, x);
+  }
+  /// For positive finite normal a = m 2^e with m in [1, 2): m, and e as a float.
+  static R significand(R a) {
+    return _mm512_maskz_getmant_ps(__mmask16(0xFFFF), a, _MM_MANT_NORM_1_2, _MM_MANT_SIGN_zero);
+  }
+  static R exponent(R a) { return _mm512_maskz_getexp_ps(__mmask16(0xFFFF), a); }
   /// max(a, b) and min(a, b) returning b where either is NaN or both are zeros (x86 rules).
   // The masked forms: GCC 12's unmasked ones trip -Wmaybe-uninitialized in its own header.
   static R max(R a, R b) { return _mm512_maskz_max_ps(__mmask16(0xFFFF), a, b); }
@@ -196,9 +218,7 @@ struct V {
     const R sign = _mm256_castsi256_ps(_mm256_set1_epi32(int(0x80000000u)));
     return _mm256_or_ps(_mm256_andnot_ps(sign, a), _mm256_and_ps(sign, b));
   }
-  static R abs(R a) {
-    return _mm256_and_ps(a, _mm256_castsi256_ps(_mm256_set1_epi32(0x7FFFFFFF)));
-  }
+  static R abs(R a) { return _mm256_and_ps(a, _mm256_castsi256_ps(_mm256_set1_epi32(0x7FFFFFFF))); }
   static void deinterleave2(R a, R b, R* even, R* odd) {
     // [a0 a2 b0 b2 | a4 a6 b4 b6] -> 64-bit lanes 0, 2, 1, 3 -> [a0 a2 a4 a6 b0 b2 b4 b6]
     const R e = _mm256_shuffle_ps(a, b, 0x88), o = _mm256_shuffle_ps(a, b, 0xDD);
@@ -211,8 +231,8 @@ struct V {
     *hi = _mm256_permute2f128_ps(l, h, 0x31);
   }
   static R shift_in(R lo, R hi, int s) {
-    const __m256i i = _mm256_add_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7),
-                                       _mm256_set1_epi32(s));
+    const __m256i i =
+        _mm256_add_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7), _mm256_set1_epi32(s));
     const __m256i from_hi = _mm256_cmpgt_epi32(i, _mm256_set1_epi32(7));
     return _mm256_blendv_ps(_mm256_permutevar8x32_ps(lo, i), _mm256_permutevar8x32_ps(hi, i),
                             _mm256_castsi256_ps(from_hi));
@@ -221,13 +241,31 @@ struct V {
     return _mm256_movemask_ps(_mm256_cmp_ps(a, _mm256_set1_ps(x), _CMP_EQ_OQ)) != 0;
   }
   static bool any_eq(R a, float x, int n) {
-    return (_mm256_movemask_ps(_mm256_cmp_ps(a, _mm256_set1_ps(x), _CMP_EQ_OQ)) &
-            ((1 << n) - 1)) != 0;
+    return (_mm256_movemask_ps(_mm256_cmp_ps(a, _mm256_set1_ps(x), _CMP_EQ_OQ)) & ((1 << n) - 1)) !=
+           0;
   }
   static float reduce_add(R a) {
     alignas(32) float t[8];
     _mm256_store_ps(t, a);
     return pairwise_sum(t, 8);
+  }
+  static R sqrt(R a) { return _mm256_sqrt_ps(a); }
+  static R floor(R a) { return _mm256_round_ps(a, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC); }
+  static R ceil(R a) { return _mm256_round_ps(a, _MM_FROUND_TO_POS_INF | _MM_FROUND_NO_EXC); }
+  static R lt_select(R a, R b, R x, R y) {
+    return _mm256_blendv_ps(y, x, _mm256_cmp_ps(a, b, _CMP_LT_OQ));
+  }
+  static R nan_select(R a, R x, R y) {
+    return _mm256_blendv_ps(y, x, _mm256_cmp_ps(a, a, _CMP_UNORD_Q));
+  }
+  static R significand(R a) {
+    const __m256i bits = _mm256_castps_si256(a);
+    return _mm256_castsi256_ps(_mm256_or_si256(
+        _mm256_and_si256(bits, _mm256_set1_epi32(0x007FFFFF)), _mm256_set1_epi32(0x3F800000)));
+  }
+  static R exponent(R a) {
+    const __m256i e = _mm256_srli_epi32(_mm256_castps_si256(a), 23);
+    return _mm256_cvtepi32_ps(_mm256_sub_epi32(e, _mm256_set1_epi32(127)));
   }
   static R max(R a, R b) { return _mm256_max_ps(a, b); }
   static R min(R a, R b) { return _mm256_min_ps(a, b); }
@@ -332,6 +370,39 @@ struct V {
     return false;
   }
   static float reduce_add(R a) { return pairwise_sum(a.v, 4); }
+  static R sqrt(R a) {
+    for (int i = 0; i < 4; ++i) a.v[i] = std::sqrt(a.v[i]);
+    return a;
+  }
+  static R floor(R a) {
+    for (int i = 0; i < 4; ++i) a.v[i] = std::floor(a.v[i]);
+    return a;
+  }
+  static R ceil(R a) {
+    for (int i = 0; i < 4; ++i) a.v[i] = std::ceil(a.v[i]);
+    return a;
+  }
+  static R lt_select(R a, R b, R x, R y) {
+    for (int i = 0; i < 4; ++i) y.v[i] = a.v[i] < b.v[i] ? x.v[i] : y.v[i];
+    return y;
+  }
+  static R nan_select(R a, R x, R y) {
+    for (int i = 0; i < 4; ++i) y.v[i] = a.v[i] != a.v[i] ? x.v[i] : y.v[i];
+    return y;
+  }
+  static R significand(R a) {
+    int e = 0;
+    for (int i = 0; i < 4; ++i) a.v[i] = 2.0f * std::frexp(a.v[i], &e);
+    return a;
+  }
+  static R exponent(R a) {
+    int e = 0;
+    for (int i = 0; i < 4; ++i) {
+      std::frexp(a.v[i], &e);
+      a.v[i] = float(e - 1);
+    }
+    return a;
+  }
   static R max(R a, R b) {
     for (int i = 0; i < 4; ++i) a.v[i] = a.v[i] > b.v[i] ? a.v[i] : b.v[i];
     return a;

@@ -9,6 +9,14 @@
 //             with x's sign; absolute error <= 1.5e-7 plus f32 rounding (measured 4.7e-7).
 //   gelu(x)   0.5 x (1 + erf(x / sqrt 2)): absolute error <= 2e-7 |x|.
 //   sigmoid   1 / (1 + exp(-x)): relative error a few ulp.
+//   expm1(x)  e^x - 1: for |x| < 1 the degree-11 Taylor polynomial (no cancellation near 0),
+//             else exp(x) - 1. Stated bound 4 ulp.
+//   log(x)    x = m 2^e with m in [sqrt(1/2), sqrt(2)), log(m) = 2 atanh(s), s = (m-1)/(m+1),
+//             by the odd series to s^11; e ln2 added in two parts. Stated bound 2 ulp; log(0)
+//             = -inf, log(x < 0) = NaN, log(inf) = inf; denormals are scaled by 2^23 first.
+//   softplus  log(1 + e^-|x|) (+ x for x > 0), the log1p as log(w) u / (w - 1), w = 1 + u
+//             (Goldberg's form: no cancellation for small u). Stated bound 4 ulp.
+//   tanh(x)   sign(x) u / (u + 2), u = expm1(2 min(|x|, 10)). Stated bound 4 ulp.
 // These are approximations: results differ from kernels/ref's std:: functions in the last bits
 // (within the bounds above) but are identical run to run and at any thread count.
 #pragma once
@@ -61,6 +69,68 @@ inline V::R vgelu(V::R x) {
 inline V::R vsigmoid(V::R x) {
   const V::R e = vexp(V::sub(V::zero(), x));
   return V::div(V::set1(1.0f), V::add(V::set1(1.0f), e));
+}
+
+/// e^x - 1 lane by lane.
+inline V::R vexpm1(V::R x) {
+  // 1/k! for k = 11 down to 2, Horner on x: x + x^2 (1/2 + x (1/6 + ...)).
+  static constexpr float kInvFact[] = {2.5052108e-8f, 2.7557319e-7f, 2.7557319e-6f, 2.4801587e-5f,
+                                       1.9841270e-4f, 1.3888889e-3f, 8.3333333e-3f, 4.1666667e-2f,
+                                       1.6666667e-1f, 0.5f};
+  V::R p = V::set1(kInvFact[0]);
+  KILN_CPU_UNROLL for (int i = 1; i < 10; ++i) p = V::fma(p, x, V::set1(kInvFact[i]));
+  p = V::fma(V::mul(x, x), p, x);
+  const V::R e = V::sub(vexp(x), V::set1(1.0f));  // NaN x: NaN
+  return V::lt_select(V::abs(x), V::set1(1.0f), p, e);
+}
+
+/// Natural log lane by lane.
+inline V::R vlog(V::R x) {
+  const V::R one = V::set1(1.0f), min_normal = V::set1(1.17549435e-38f);
+  // Denormals are scaled into the normal range; the exponent takes the 23 back.
+  const V::R xs = V::lt_select(x, min_normal, V::mul(x, V::set1(8388608.0f)), x);
+  V::R e = V::lt_select(x, min_normal, V::set1(-23.0f), V::zero());
+  V::R m = V::significand(xs);
+  e = V::add(e, V::exponent(xs));
+  // m in [1, 2) -> [sqrt(1/2), sqrt(2)): halve the upper part, one more in the exponent.
+  const V::R sqrt2 = V::set1(1.41421356f);
+  e = V::lt_select(sqrt2, m, V::add(e, one), e);
+  m = V::lt_select(sqrt2, m, V::mul(m, V::set1(0.5f)), m);
+  const V::R f = V::sub(m, one);  // exact (Sterbenz)
+  const V::R s = V::div(f, V::add(V::set1(2.0f), f));
+  const V::R z = V::mul(s, s);
+  V::R p = V::set1(1.0f / 11.0f);
+  p = V::fma(p, z, V::set1(1.0f / 9.0f));
+  p = V::fma(p, z, V::set1(1.0f / 7.0f));
+  p = V::fma(p, z, V::set1(1.0f / 5.0f));
+  p = V::fma(p, z, V::set1(1.0f / 3.0f));
+  const V::R s2 = V::add(s, s);
+  const V::R logm = V::fma(V::mul(s2, z), p, s2);
+  // e ln2 = e 0.693359375 (exact for |e| < 2^14) + e (-2.12194440e-4).
+  V::R r = V::add(V::fma(e, V::set1(-2.12194440e-4f), logm), V::mul(e, V::set1(0.693359375f)));
+  const V::R inf = V::set1(__builtin_inff());
+  r = V::lt_select(V::set1(3.40282347e38f), x, inf, r);                     // +inf
+  r = V::lt_select(x, V::zero(), V::set1(__builtin_nanf("")), r);           // x < 0
+  r = V::lt_select(V::abs(x), V::set1(1e-45f), V::sub(V::zero(), inf), r);  // +-0
+  return V::nan_select(x, x, r);
+}
+
+/// log(1 + e^x) lane by lane, without overflow for large x.
+inline V::R vsoftplus(V::R x) {
+  const V::R one = V::set1(1.0f);
+  const V::R u = vexp(V::sub(V::zero(), V::abs(x)));  // (0, 1]
+  const V::R w = V::add(one, u), d = V::sub(w, one);  // d exact
+  // log1p(u) = log(w) u / d; d = 0 (u below half an ulp of 1) gives u.
+  const V::R l = V::lt_select(d, V::set1(1e-45f), u, V::mul(vlog(w), V::div(u, d)));
+  return V::lt_select(V::zero(), x, V::add(x, l), l);  // NaN x: l is NaN
+}
+
+/// tanh(x) lane by lane.
+inline V::R vtanh(V::R x) {
+  // tanh(10) rounds to 1; the clamp keeps u + 2 finite. NaN stays NaN (the second operand).
+  const V::R a = V::min(V::set1(10.0f), V::abs(x));
+  const V::R u = vexpm1(V::add(a, a));
+  return V::copysign(V::div(u, V::add(u, V::set1(2.0f))), x);
 }
 
 }  // namespace kiln_cpu

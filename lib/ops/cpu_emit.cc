@@ -130,11 +130,14 @@ std::vector<std::string> withPlans(const std::vector<std::string>& algos,
                                    const std::vector<std::vector<std::string>>& plans) {
   std::vector<std::string> out;
   for (size_t a = 0; a < algos.size(); ++a)
-    for (const auto& plan : plans[a]) out.push_back(plan.empty() ? algos[a] : algos[a] + " " + plan);
+    for (const auto& plan : plans[a])
+      out.push_back(plan.empty() ? algos[a] : algos[a] + " " + plan);
   return out;
 }
 
-bool startsWith(const std::string& s, const std::string& prefix) { return s.rfind(prefix, 0) == 0; }
+bool startsWith(const std::string& s, const std::string& prefix) {
+  return s.rfind(prefix, 0) == 0;
+}
 
 /// What an epilogue computes, for tuning keys (not where its operands live).
 std::string epilogueKey(const Node& n, bool fused, bool bias, bool residual) {
@@ -188,20 +191,21 @@ void emitPackedB(EmitContext& ctx, int64_t rows, int64_t N, int64_t K, const flo
     return;
   }
   if (rowA) {
-    ctx.call("kiln_cpu::gemm_f32_rowa_packed_b__" + tileName(target),
-             tileCheck(target) +
-                 fmt::format("kiln_cpu::gemm_f32_rowa_packed_b({}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {});",
-                             rows, N, K, ctx.input(0), K, bp, ctx.output(0), N, epi,
-                             ctx.threadPool(), plan));
+    ctx.call(
+        "kiln_cpu::gemm_f32_rowa_packed_b__" + tileName(target),
+        tileCheck(target) +
+            fmt::format(
+                "kiln_cpu::gemm_f32_rowa_packed_b({}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {});",
+                rows, N, K, ctx.input(0), K, bp, ctx.output(0), N, epi, ctx.threadPool(), plan));
     return;
   }
   std::string scratch = floatScratch(ctx, packedAFloats(rows, K, tiles));
-  ctx.call("kiln_cpu::gemm_f32_packed_b__" + tileName(target),
-           tileCheck(target) +
-               fmt::format(
-                   "kiln_cpu::gemm_f32_packed_b({}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {});",
-                   rows, N, K, ctx.input(0), K, bp, ctx.output(0), N, epi, scratch,
-                   ctx.threadPool(), plan));
+  ctx.call(
+      "kiln_cpu::gemm_f32_packed_b__" + tileName(target),
+      tileCheck(target) +
+          fmt::format(
+              "kiln_cpu::gemm_f32_packed_b({}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {});", rows,
+              N, K, ctx.input(0), K, bp, ctx.output(0), N, epi, scratch, ctx.threadPool(), plan));
 }
 
 }  // namespace cpu_detail
@@ -401,8 +405,7 @@ Expected<bool> emitCpuSoftmax(const Node& n, EmitContext& ctx, int64_t rows, int
   ctx.useHeader("kiln_cpu/rowwise.h");
   ctx.call("kiln_cpu::softmax_rows_f32__" + ctx.target().kernelIsa(),
            fmt::format("kiln_cpu::softmax_rows_f32({}, {}, {}, {}, {}, {});", rows, cols,
-                       ctx.input(0), ctx.output(0), n.opType() == "LogSoftmax",
-                       ctx.threadPool()));
+                       ctx.input(0), ctx.output(0), n.opType() == "LogSoftmax", ctx.threadPool()));
   return true;
 }
 
@@ -415,12 +418,13 @@ Expected<bool> emitCpuLayerNorm(const Node& n, EmitContext& ctx, int64_t rows, i
                                              : std::string("static_cast<float*>(nullptr)");
   };
   ctx.useHeader("kiln_cpu/rowwise.h");
-  ctx.call("kiln_cpu::layer_norm_rows_f32__" + ctx.target().kernelIsa(),
-           fmt::format("kiln_cpu::layer_norm_rows_f32({}, {}, {}, {}, {}, {}, {}, {}, {}, {});",
-                       rows, cols, ctx.input(0), ctx.input(1),
-                       n.input(2) ? ctx.input(2) : std::string("static_cast<const float*>(nullptr)"),
-                       floatLiteral(n.attrFloat("epsilon", 1e-5f)), ctx.output(0), opt(1), opt(2),
-                       ctx.threadPool()));
+  ctx.call(
+      "kiln_cpu::layer_norm_rows_f32__" + ctx.target().kernelIsa(),
+      fmt::format("kiln_cpu::layer_norm_rows_f32({}, {}, {}, {}, {}, {}, {}, {}, {}, {});", rows,
+                  cols, ctx.input(0), ctx.input(1),
+                  n.input(2) ? ctx.input(2) : std::string("static_cast<const float*>(nullptr)"),
+                  floatLiteral(n.attrFloat("epsilon", 1e-5f)), ctx.output(0), opt(1), opt(2),
+                  ctx.threadPool()));
   return true;
 }
 
@@ -430,14 +434,6 @@ Expected<bool> emitCpuEltwise(const Node& n, EmitContext& ctx) {
   int64_t count = 1;
   for (int64_t d : x) count *= d;
   if (count == 0) return false;
-  if (n.opType() == "Sigmoid") {
-    ctx.useHeader("kiln_cpu/eltwise.h");
-    std::string out = ctx.outputInPlace(0, {0});
-    ctx.call("kiln_cpu::sigmoid_f32__" + ctx.target().kernelIsa(),
-             fmt::format("kiln_cpu::sigmoid_f32({}, {}, {}, {});", count, ctx.input(0), out,
-                         ctx.threadPool()));
-    return true;
-  }
   if (n.opType() == "GlobalAveragePool" && x.size() >= 2) {
     const int64_t planes = x[0] * x[1];
     ctx.useHeader("kiln_cpu/eltwise.h");

@@ -22,7 +22,8 @@ Expected<bool> emitCpuMatMul(const Node& n, EmitContext& ctx, bool fused);
 /// ConvTranspose (f32, 1-D or 2-D, group 1, constant weights) with the begin pads resolved by
 /// the caller (explicit, or from output_shape / auto_pad); fused: kiln.FusedConvTranspose
 /// (activation, residual input 3).
-Expected<bool> emitCpuConvTranspose(const Node& n, EmitContext& ctx, const std::vector<int64_t>& strides,
+Expected<bool> emitCpuConvTranspose(const Node& n, EmitContext& ctx,
+                                    const std::vector<int64_t>& strides,
                                     const std::vector<int64_t>& dilations,
                                     const std::vector<int64_t>& pads, bool fused);
 /// MaxPool (f32, 1-D or 2-D, no Indices output).
@@ -34,8 +35,17 @@ int64_t attentionScratchFloats(int64_t S, int64_t Skv, int64_t D, int64_t Dv, co
 
 Expected<bool> emitCpuSoftmax(const Node& n, EmitContext& ctx, int64_t rows, int64_t cols,
                               int64_t inner);
-/// Sigmoid and GlobalAveragePool (f32): the vectorized, threaded kernels of eltwise.h.
+/// GlobalAveragePool (f32): the vectorized, threaded kernel of eltwise.h.
 Expected<bool> emitCpuEltwise(const Node& n, EmitContext& ctx);
+/// A standalone element-wise op (an activation or a unary math op, f32) through its vector
+/// form (kernels/cpu/vfunctor.h, vector_emit.cc); false where it has none.
+Expected<bool> emitCpuVectorUnary(const Node& n, EmitContext& ctx);
+/// kiln.Elementwise with the fused `body` as one vector function; false where an op of the body
+/// has no vector form or the broadcast does not collapse to three levels.
+Expected<bool> emitCpuVectorChain(const Node& n, const Graph& body, EmitContext& ctx);
+/// The vector form of element-wise node `n` applied to the vector expressions `args`; empty
+/// where it has none.
+std::string vectorCall(const Node& n, const std::vector<std::string>& args);
 /// LayerNormalization (f32, scale and bias of `cols` values, f32 Mean/InvStdDev if any).
 Expected<bool> emitCpuLayerNorm(const Node& n, EmitContext& ctx, int64_t rows, int64_t cols);
 

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "cpu_emit.h"
 #include "dtype_dispatch.h"
 #include "emit_support.h"
 #include "kiln/ops/registry.h"
@@ -231,7 +232,8 @@ Status emitBinary(const Node& n, EmitContext& ctx) {
     auto loop = collapseBroadcast(staticDimsOf(n.output(0)),
                                   {staticDimsOf(n.input(0)), staticDimsOf(n.input(1))});
     std::string stmt = broadcastLoopNest(
-        ctx, loop, fmt::format("const float* p0 = {}; const float* p1 = {}; ", ctx.input(0), ctx.input(1)),
+        ctx, loop,
+        fmt::format("const float* p0 = {}; const float* p1 = {}; ", ctx.input(0), ctx.input(1)),
         out, fmt::format("[&](float a, float b) -> float {{ return {}(a, b); }}", fn),
         "p0[@0], p1[@1]");
     if (!stmt.empty()) {
@@ -335,6 +337,8 @@ Expected<std::vector<Tensor>> evalPow(const EvalContext& ctx) {
 template <Spelling kFn>
 Status emitUnary(const Node& n, EmitContext& ctx) {
   KILN_RETURN_IF_ERROR(checkComputable(n, ctx));
+  KILN_ASSIGN_OR_RETURN(bool vectorized, emitCpuVectorUnary(n, ctx));
+  if (vectorized) return Status();
   ctx.useHeader("kiln_ref/elementwise.h");
   std::string out = ctx.outputInPlace(0, {0});
   ctx.call(std::string("kiln_ref::unary<") + kFn.text + ">",

@@ -1,6 +1,8 @@
 // Code for kiln.Elementwise: one loop over the output that evaluates the fused body per
-// element with the same kernels/ref scalar functors the unfused ops use (so results are
-// bit-identical; artifacts build with -ffp-contract=off).
+// element. On the optimized targets, when every op of the body has a vector form, the loop is
+// vectorized (vector_emit.cc: the same vector forms the unfused ops take there); otherwise it
+// runs the kernels/ref scalar functors the unfused reference ops use (artifacts build with
+// -ffp-contract=off).
 #include <algorithm>
 
 #include "cpu_emit.h"
@@ -13,16 +15,16 @@ namespace kiln {
 namespace {
 
 const char* const kBinary[] = {"Add", "Sub", "Mul", "Div", "Max", "Min", "Pow"};
-const char* const kUnary[] = {"Neg",  "Abs",  "Sqrt", "Exp", "Log",        "Floor",
-                              "Ceil", "Sin",  "Cos",  "Erf", "Reciprocal"};
-const char* const kActivation[] = {"Relu", "LeakyRelu", "Sigmoid", "HardSigmoid", "HardSwish",
-                                   "Tanh", "Gelu",      "Elu",     "Selu",        "Celu",
-                                   "Softplus", "Softsign", "Mish", "ThresholdedRelu"};
+const char* const kUnary[] = {"Neg",  "Abs", "Sqrt", "Exp", "Log",       "Floor",
+                              "Ceil", "Sin", "Cos",  "Erf", "Reciprocal"};
+const char* const kActivation[] = {
+    "Relu", "LeakyRelu", "Sigmoid", "HardSigmoid", "HardSwish", "Tanh", "Gelu",
+    "Elu",  "Selu",      "Celu",    "Softplus",    "Softsign",  "Mish", "ThresholdedRelu"};
 
 template <size_t N>
 bool in(const char* const (&table)[N], const std::string& op) {
-  return std::find_if(std::begin(table), std::end(table),
-                      [&](const char* s) { return op == s; }) != std::end(table);
+  return std::find_if(std::begin(table), std::end(table), [&](const char* s) { return op == s; }) !=
+         std::end(table);
 }
 
 }  // namespace
@@ -52,9 +54,12 @@ std::string scalarCall(const Node& n, const std::vector<std::string>& args) {
     std::string hi = args.size() > 2 ? args[2] : "kiln_ref::ClipBounds<float>::highest()";
     return fmt::format("kiln_ref::Clip<float>{{{}, {}}}({})", lo, hi, args[0]);
   }
-  std::string functor =
-      in(kActivation, op) ? activationFunctorFor(op, n, "") : "kiln_ref::" + op + "{}";
-  return fmt::format("{}({})", functor, fmt::join(args, ", "));
+  return fmt::format("{}({})", elementwiseFunctor(n), fmt::join(args, ", "));
+}
+
+std::string elementwiseFunctor(const Node& n) {
+  const std::string& op = n.opType();
+  return in(kActivation, op) ? activationFunctorFor(op, n, "") : "kiln_ref::" + op + "{}";
 }
 
 Status emitElementwise(const Node& n, EmitContext& ctx) {
@@ -62,6 +67,9 @@ Status emitElementwise(const Node& n, EmitContext& ctx) {
   if (!a || a->kind() != AttrKind::Graph || !a->g()) return ctx.unsupported("no body graph");
   const Graph& body = *a->g();
   if (n.output(0)->dtype() != DType::F32) return ctx.unsupported("a non-f32 fused chain");
+  // On the optimized targets, the chain's vector form when every op has one.
+  KILN_ASSIGN_OR_RETURN(bool vectorized, emitCpuVectorChain(n, body, ctx));
+  if (vectorized) return Status();
   ctx.useHeader("kiln_ref/elementwise.h");
   ctx.useHeader("kiln_ref/activation.h");
   auto out = n.output(0)->shape().staticDims();
@@ -122,8 +130,9 @@ Status emitElementwise(const Node& n, EmitContext& ctx) {
         decls, y, lambda, ctx.threadPool(), (count + kChunk - 1) / kChunk, kChunk, kChunk, count,
         kChunk, kChunk, count, kChunk, callArgs);
   } else if (strided.empty()) {
-    stmt = fmt::format("{{ {}float* y = {}; auto f = {}; for (int64_t e = 0; e < {}; ++e) y[e] = f({}); }}",
-                       decls, y, lambda, count, callArgs);
+    stmt = fmt::format(
+        "{{ {}float* y = {}; auto f = {}; for (int64_t e = 0; e < {}; ++e) y[e] = f({}); }}", decls,
+        y, lambda, count, callArgs);
   } else {
     std::vector<std::vector<int64_t>> dims;
     for (size_t i : strided) dims.push_back(n.input(i)->shape().staticDims());
@@ -188,17 +197,17 @@ Status emitAttention(const Node& n, EmitContext& ctx) {
   ctx.useHeader("kiln_ref/activation.h");
   ctx.useHeader("kiln_cpu/attention.h");
   std::string shape =
-      fmt::format("kiln_cpu::AttentionShape{{{}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}}}", batch, S,
-                  Skv, D, Dv, rowStride, colStride, floatLiteral(n.attrFloat("scale", 1.0f)),
+      fmt::format("kiln_cpu::AttentionShape{{{}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}}}", batch,
+                  S, Skv, D, Dv, rowStride, colStride, floatLiteral(n.attrFloat("scale", 1.0f)),
                   scaleAt, n.attrInt("scale_divides", 0) != 0 ? "true" : "false", batchOffsets);
-  ctx.call("kiln_cpu::attention_f32__" + ctx.target().kernelIsa(),
-           fmt::format("static_assert(kiln_cpu::attention_scratch_floats({}, {}, {}, {}) == {}, "
-                       "\"kiln and kiln_cpu disagree on the attention scratch\"); "
-                       "kiln_cpu::attention_f32({}, {}, {}, {}, {}, {}, "
-                       "reinterpret_cast<float*>({}), {});",
-                       S, Skv, D, Dv, perThread, shape, ctx.input(0), ctx.input(1), ctx.input(2),
-                       mask, ctx.output(0), ctx.scratch(4 * perThread * ctx.threads()),
-                       ctx.threadPool()));
+  ctx.call(
+      "kiln_cpu::attention_f32__" + ctx.target().kernelIsa(),
+      fmt::format("static_assert(kiln_cpu::attention_scratch_floats({}, {}, {}, {}) == {}, "
+                  "\"kiln and kiln_cpu disagree on the attention scratch\"); "
+                  "kiln_cpu::attention_f32({}, {}, {}, {}, {}, {}, "
+                  "reinterpret_cast<float*>({}), {});",
+                  S, Skv, D, Dv, perThread, shape, ctx.input(0), ctx.input(1), ctx.input(2), mask,
+                  ctx.output(0), ctx.scratch(4 * perThread * ctx.threads()), ctx.threadPool()));
   return Status();
 }
 

@@ -49,7 +49,7 @@ std::string activationFunctor(const Node& n) {
 
 Status emitActivation(const Node& n, EmitContext& ctx) {
   if (n.opType() != "Relu") KILN_RETURN_IF_ERROR(requireFloat(n, ctx));
-  KILN_ASSIGN_OR_RETURN(bool done, emitCpuEltwise(n, ctx));
+  KILN_ASSIGN_OR_RETURN(bool done, emitCpuVectorUnary(n, ctx));
   if (done) return Status();
   ctx.useHeader("kiln_ref/activation.h");
   ctx.useHeader("kiln_ref/elementwise.h");

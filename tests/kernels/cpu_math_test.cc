@@ -214,7 +214,9 @@ TEST(CpuEltwise, SigmoidAndGlobalAveragePoolMatchReference) {
     Vec first;
     for (int threads : {1, 2, 3}) {
       Vec y(size_t(n + kGuard), kSentinel);
-      kiln_cpu::sigmoid_f32(n, x.data(), y.data(), threads == 1 ? nullptr : threadPool(threads));
+      kiln_cpu::map_n_f32(
+          n, y.data(), [](V::R v) { return kiln_cpu::vapply(kiln_ref::Sigmoid{}, v); },
+          threads == 1 ? nullptr : threadPool(threads), kiln_cpu::Dense{x.data()});
       EXPECT_TRUE(untouched(y, 0, 0, 0, n));
       for (int64_t i = 0; i < n; ++i)
         ASSERT_LE(ulps(1.0 / (1.0 + std::exp(-double(x[size_t(i)]))), y[size_t(i)]), 4.0) << i;
@@ -239,8 +241,12 @@ TEST(CpuEltwise, SigmoidAndGlobalAveragePoolMatchReference) {
 // inner width around the vector blocks, identical at any thread count.
 TEST(CpuEltwise, MeanMiddle) {
   Rng rng{5};
-  for (auto [outer, mid, inner] : {std::array<int64_t, 3>{1, 1, 2}, {2, 49, 3}, {3, 7, V::kLanes},
-                                   {1, 9, 4 * V::kLanes + 1}, {2, 400, 96}, {1, 5, 300}}) {
+  for (auto [outer, mid, inner] : {std::array<int64_t, 3>{1, 1, 2},
+                                   {2, 49, 3},
+                                   {3, 7, V::kLanes},
+                                   {1, 9, 4 * V::kLanes + 1},
+                                   {2, 400, 96},
+                                   {1, 5, 300}}) {
     const Vec x = filled(outer * mid * inner, Data::kRandom, rng);
     Vec first;
     for (int threads : {1, 2, 3}) {
@@ -264,8 +270,12 @@ TEST(CpuEltwise, MeanMiddle) {
 // transpose_2d: exact, on tile edges and ragged sizes, batched, any thread count.
 TEST(CpuEltwise, Transpose2d) {
   Rng rng{6};
-  for (auto [batch, rows, cols] : {std::array<int64_t, 3>{1, 1, 1}, {1, 16, 16}, {2, 17, 33},
-                                   {1, 32, 12544}, {3, 49, 7}, {1, 300, 257}}) {
+  for (auto [batch, rows, cols] : {std::array<int64_t, 3>{1, 1, 1},
+                                   {1, 16, 16},
+                                   {2, 17, 33},
+                                   {1, 32, 12544},
+                                   {3, 49, 7},
+                                   {1, 300, 257}}) {
     const Vec x = filled(batch * rows * cols, Data::kRandom, rng);
     for (int threads : {1, 2, 3}) {
       Vec got(size_t(batch * rows * cols + kGuard), kSentinel);

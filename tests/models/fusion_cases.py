@@ -249,12 +249,54 @@ CASES.append(("winograd_narrow_conv", h.make_graph([
      const("nc", rng.standard_normal((40, 16, 3, 3)) * 0.1),
      const("nd", rng.standard_normal((8, 40, 3, 3)) * 0.1)]),
     {"nx": wn_x}, 17, ["kiln::FusedConv"], ["Relu"]))
+# Fused element-wise chains of transcendental ops run as vector code (vector_emit.cc, the vector
+# forms of kernels/cpu/vfunctor.h with vmath.h's approximations): one chain with per-channel
+# operands in NCHW ([C, 1, 1] and [1, C, 1, 1]: map_nest_f32), one over whole tensors and
+# scalar constants (map_n_f32), each with a masked tail (7 x 5 x 9 elements).
+vc_x = (rng.standard_normal((2, 7, 5, 9)) * 2).astype(np.float32)
+CASES.append(("vector_chain_nest", h.make_graph([
+    h.make_node("Tanh", ["vx"], ["a"]),
+    h.make_node("Mul", ["a", "half"], ["b"]),
+    h.make_node("Mul", ["vx", "third"], ["b2"]),
+    h.make_node("Exp", ["b2"], ["c"]),
+    h.make_node("Add", ["b", "c"], ["d"]),
+    h.make_node("Softplus", ["d"], ["e"]),
+    h.make_node("Mul", ["e", "vscale"], ["f"]),
+    h.make_node("Add", ["f", "vshift"], ["g"]),
+    h.make_node("Elu", ["g"], ["hh"], alpha=0.7),
+    h.make_node("Mul", ["hh", "hh"], ["i"]),
+    h.make_node("Add", ["i", "one"], ["j"]),
+    h.make_node("Log", ["j"], ["k"]),
+    h.make_node("Erf", ["k"], ["l"]),
+    h.make_node("Sigmoid", ["l"], ["y"]),
+], "g", [h.make_tensor_value_info("vx", T.FLOAT, [2, 7, 5, 9])], [y_info(2, 7, 5, 9)],
+    [const("half", 0.5), const("third", 0.3), const("one", 1.0),
+     const("vscale", rng.standard_normal((7, 1, 1))),
+     const("vshift", rng.standard_normal((1, 7, 1, 1)))]),
+    {"vx": vc_x}, 17, ["kiln::Elementwise"], []))
+CASES.append(("vector_chain_dense", h.make_graph([
+    h.make_node("Selu", ["wx"], ["a"]),
+    h.make_node("Celu", ["a"], ["b"], alpha=1.5),
+    h.make_node("Softsign", ["b"], ["c"]),
+    h.make_node("Max", ["c", "wx2"], ["d"]),
+    h.make_node("HardSwish", ["d"], ["e"]),
+    h.make_node("Clip", ["e", "lo", "hi"], ["f"]),
+    h.make_node("Abs", ["wx2"], ["g"]),
+    h.make_node("Sqrt", ["g"], ["g2"]),
+    h.make_node("Sub", ["f", "g2"], ["y"]),
+], "g", [h.make_tensor_value_info("wx", T.FLOAT, [2, 7, 5, 9]),
+         h.make_tensor_value_info("wx2", T.FLOAT, [2, 7, 5, 9])], [y_info(2, 7, 5, 9)],
+    [const("lo", -0.25), const("hi", 0.75)]),
+    {"wx": vc_x, "wx2": (rng.standard_normal((2, 7, 5, 9)) * 2).astype(np.float32)}, 17,
+    ["kiln::Elementwise"], []))
 TOLERANCE = {"winograd_conv": (1e-4, 5e-4), "winograd_s2_conv": (1e-4, 5e-4),
              "winograd_narrow_conv": (1e-4, 5e-4)}
 # Kernels a case's artifact must call (its manifest), where the host's kernel ISA is one listed.
 KERNELS = {"winograd_conv": ("kiln_cpu::conv2d_winograd_f32", ("avx512", "avx2")),
            "winograd_s2_conv": ("kiln_cpu::conv2d_winograd_s2_f32", ("avx512", "avx2")),
-           "winograd_narrow_conv": ("kiln_cpu::conv2d_winograd_f32", ("avx2",))}
+           "winograd_narrow_conv": ("kiln_cpu::conv2d_winograd_f32", ("avx2",)),
+           "vector_chain_nest": ("kiln_cpu::map_nest_f32", ("avx512", "avx2", "generic")),
+           "vector_chain_dense": ("kiln_cpu::map_n_f32", ("avx512", "avx2", "generic"))}
 
 
 def uses_kernel(kiln, model, work, kernel, isas):

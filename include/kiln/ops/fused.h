@@ -28,5 +28,8 @@ bool elementwiseFusable(const Node& n);
 
 /// The C++ expression applying `n`'s scalar functor to `args` (one per input).
 std::string scalarCall(const Node& n, const std::vector<std::string>& args);
+/// The kernels/ref functor of an element-wise fusable node other than Clip, with its attributes:
+/// "kiln_ref::Elu{0x1p+0f}".
+std::string elementwiseFunctor(const Node& n);
 
 }  // namespace kiln
