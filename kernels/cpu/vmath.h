@@ -15,7 +15,8 @@
 //             by the odd series to s^11; e ln2 added in two parts. Stated bound 2 ulp; log(0)
 //             = -inf, log(x < 0) = NaN, log(inf) = inf; denormals are scaled by 2^23 first.
 //   softplus  log(1 + e^-|x|) (+ x for x > 0), the log1p as log(w) u / (w - 1), w = 1 + u
-//             (Goldberg's form: no cancellation for small u). Stated bound 4 ulp.
+//             (Goldberg's form: no cancellation for small u). Stated bound 4 ulp; 0 below
+//             -87.34, where e^x < 2^-126.
 //   tanh(x)   sign(x) u / (u + 2), u = expm1(2 min(|x|, 10)). Stated bound 4 ulp.
 // These are approximations: results differ from kernels/ref's std:: functions in the last bits
 // (within the bounds above) but are identical run to run and at any thread count.
@@ -122,7 +123,10 @@ inline V::R vsoftplus(V::R x) {
   const V::R w = V::add(one, u), d = V::sub(w, one);  // d exact
   // log1p(u) = log(w) u / d; d = 0 (u below half an ulp of 1) gives u.
   const V::R l = V::lt_select(d, V::set1(1e-45f), u, V::mul(vlog(w), V::div(u, d)));
-  return V::lt_select(V::zero(), x, V::add(x, l), l);  // NaN x: l is NaN
+  // Below vexp's range e^x (< 2^-126) is 0, not vexp's floor: x * softplus(x) (Mish) must
+  // not become x * 2^-126.
+  const V::R r = V::lt_select(x, V::set1(-87.33654f), V::zero(), l);
+  return V::lt_select(V::zero(), x, V::add(x, l), r);  // NaN x: l is NaN
 }
 
 /// tanh(x) lane by lane.
