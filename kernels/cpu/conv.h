@@ -14,6 +14,7 @@
 #include <type_traits>
 
 #include "gemm.h"
+#include "vfunctor.h"
 
 namespace kiln_cpu {
 
@@ -274,7 +275,7 @@ inline void conv_transpose2d_f32(const Conv2dShape& s, const float* x, const flo
                 for (int j = 0; j < 2; ++j) {
                   float v = (j ? c1 : c0)[q + u] + b;
                   if (rr) v += rr[2 * u + j];
-                  yr[2 * u + j] = e.act(v);
+                  yr[2 * u + j] = act_value(e.act, v);
                 }
               q += run;
               w = 0;
@@ -298,7 +299,7 @@ inline void conv_transpose2d_f32(const Conv2dShape& s, const float* x, const flo
             for (int64_t u = 0; u < run; ++u) {
               float v = cr[q + u] + b;
               if (rr) v += rr[u * s.SW];
-              yr[u * s.SW] = e.act(v);
+              yr[u * s.SW] = act_value(e.act, v);
             }
           }
           q += run;
@@ -352,7 +353,14 @@ inline void conv_transpose2d_f32(const Conv2dShape& s, const float* x, const flo
       parallel_for(pool, s.M, [&](int64_t m, int) {
         float* ym = yn + m * OHW;
         const float* rm = e.residual ? e.residual + (ym - y) : nullptr;
-        for (int64_t o = 0; o < OHW; ++o) ym[o] = e.act(rm ? ym[o] + rm[o] : ym[o]);
+        int64_t o = 0;
+        if constexpr (ActInRegister<Act>::kYes)
+          for (; o + V::kLanes <= OHW; o += V::kLanes) {
+            V::R v = V::load(ym + o);
+            if (rm) v = V::add(v, V::load(rm + o));
+            V::store(ym + o, ActInRegister<Act>::apply(e.act, v));
+          }
+        for (; o < OHW; ++o) ym[o] = act_value(e.act, rm ? ym[o] + rm[o] : ym[o]);
       });
   }
 }
@@ -482,7 +490,7 @@ inline void depthwise_conv2d_f32(const Conv2dShape& s, const float* x, const flo
           }
           if (bias) acc += bias[c];
           if (rc) acc += rc[oh * s.OW + ow];
-          yc[oh * s.OW + ow] = e.act(acc);
+          yc[oh * s.OW + ow] = act_value(e.act, acc);
         }
       return;
     }
@@ -535,7 +543,7 @@ inline void depthwise_conv2d_f32(const Conv2dShape& s, const float* x, const flo
         else
           V::store(yr + ow, v, n);
         if (!ActInRegister<Act>::kYes)
-          for (int u = 0; u < n; ++u) yr[ow + u] = e.act(yr[ow + u]);
+          for (int u = 0; u < n; ++u) yr[ow + u] = act_value(e.act, yr[ow + u]);
       }
     }
   });

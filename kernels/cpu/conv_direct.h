@@ -20,6 +20,7 @@
 #include <cstdint>
 
 #include "conv.h"
+#include "vfunctor.h"
 
 namespace kiln_cpu {
 
@@ -88,7 +89,7 @@ inline void finish_run(const float* src, float* y, const float* residual, int64_
     if (residual) v = V::add(v, V::load(residual + u, c));
     V::store(y + u, ActInRegister<Act>::apply(act, v), c);
     if (!ActInRegister<Act>::kYes)
-      for (int t = 0; t < c; ++t) y[u + t] = act(y[u + t]);
+      for (int t = 0; t < c; ++t) y[u + t] = act_value(act, y[u + t]);
   }
 }
 

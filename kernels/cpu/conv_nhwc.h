@@ -23,6 +23,7 @@
 #include "gemm.h"
 #include "parallel.h"
 #include "simd.h"
+#include "vfunctor.h"
 
 // Full unrolling of the sliding tiles' window columns (up to 17).
 #define KILN_CPU_NHWC_UNROLL _Pragma("GCC unroll 32")
@@ -129,7 +130,7 @@ inline void store_tile(const DwRow& r, const V::R (&acc)[NP][NV], int64_t ow0, i
     }
     if (!ActInRegister<Act>::kYes) {
       const int n = kTail ? (NV - 1) * L + tail : NV * L;
-      for (int u = 0; u < n; ++u) y[at + u] = e.act(y[at + u]);
+      for (int u = 0; u < n; ++u) y[at + u] = act_value(e.act, y[at + u]);
     }
   }
 }

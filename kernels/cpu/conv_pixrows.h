@@ -22,6 +22,7 @@
 
 #include "conv.h"
 #include "conv_direct.h"
+#include "vfunctor.h"
 
 namespace kiln_cpu {
 
@@ -347,7 +348,7 @@ inline void tile(int64_t K, const float* a, int64_t lda, int64_t P, const float*
     float* yo = y + m * P + p0;
     V::store(yo, v, R);
     if constexpr (!ActInRegister<Act>::kYes)
-      for (int r = 0; r < R; ++r) yo[r] = e.act(yo[r]);
+      for (int r = 0; r < R; ++r) yo[r] = act_value(e.act, yo[r]);
   };
 #if defined(KILN_CPU_AVX512)
   if constexpr (kMR == 12) {

@@ -124,7 +124,7 @@ inline void finish_row(V::R v0, V::R v1, float* c, int cols, bool last, const Ep
     V::store(c + L, v1, cols > L ? cols - L : 0);
   }
   if (last && !ActInRegister<Act>::kYes)
-    for (int j = 0; j < cols; ++j) c[j] = e.act(c[j]);
+    for (int j = 0; j < cols; ++j) c[j] = act_value(e.act, c[j]);
 }
 
 /// finish_row for a row on its own (its column bias loaded here).

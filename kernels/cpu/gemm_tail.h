@@ -7,6 +7,7 @@
 
 #include "gemm_split.h"
 #include "simd.h"
+#include "vfunctor.h"
 
 namespace kiln_cpu {
 
@@ -69,7 +70,7 @@ inline void tail_columns(int64_t kc, const float* a, int64_t a_stride, int valid
           if (e.row_bias) v = v + e.row_bias[row];
           if (e.col_bias) v = v + e.col_bias[col];
           if (e.residual) v = v + e.residual[row * e.ld_residual + col];
-          v = e.act(v);
+          v = act_value(e.act, v);
         }
         *cp = v;
       }

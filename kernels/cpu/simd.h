@@ -50,6 +50,7 @@ struct V {
   static constexpr int kRegisters = 32;
   using R = __m512;
   static R zero() { return _mm512_setzero_ps(); }
+  static float first(R a) { return _mm512_cvtss_f32(a); }  // lane 0
   static R set1(float x) { return _mm512_set1_ps(x); }
   static R load(const float* p) { return _mm512_loadu_ps(p); }
   static R load(const float* p, int n) { return _mm512_maskz_loadu_ps(mask(n), p); }
@@ -165,6 +166,7 @@ struct V {
   static constexpr int kRegisters = 16;
   using R = __m256;
   static R zero() { return _mm256_setzero_ps(); }
+  static float first(R a) { return _mm256_cvtss_f32(a); }
   static R set1(float x) { return _mm256_set1_ps(x); }
   static R load(const float* p) { return _mm256_loadu_ps(p); }
   static R load(const float* p, int n) { return _mm256_maskload_ps(p, mask(n)); }
@@ -283,6 +285,7 @@ struct V {
     float v[4];
   };
   static R zero() { return R{{0.0f, 0.0f, 0.0f, 0.0f}}; }
+  static float first(R a) { return a.v[0]; }
   static R set1(float x) { return R{{x, x, x, x}}; }
   static R load(const float* p) { return R{{p[0], p[1], p[2], p[3]}}; }
   static R load(const float* p, int n) {

@@ -31,6 +31,17 @@ inline V::R vapply(const F& f, R... x) {
   return VectorForm<F>::apply(f, x...);
 }
 
+/// act applied to one value as its vector form applies it to a lane (the scalar functor where
+/// the two are identical or there is no vector form): code that finishes one output at a time
+/// (tails, scalar transforms) gives what the vector code gives, whatever the split of the work.
+template <class Act>
+inline float act_value(const Act& act, float x) {
+  if constexpr (VectorForm<Act>::kYes && !VectorForm<Act>::kExact)
+    return V::first(VectorForm<Act>::apply(act, V::set1(x)));
+  else
+    return act(x);
+}
+
 /// Clip with per-lane bounds, as kiln_ref::Clip: x < lo gives lo, then x > hi gives hi (so lo >
 /// hi gives hi), NaN stays NaN.
 inline V::R vclip(V::R x, V::R lo, V::R hi) {

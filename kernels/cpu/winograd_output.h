@@ -9,6 +9,7 @@
 
 #include "conv.h"
 #include "transpose.h"
+#include "vfunctor.h"
 
 namespace kiln_cpu {
 
@@ -90,7 +91,7 @@ inline void store_pixels(const float* ob, int nl, int rh, int rw, float* y, cons
       for (int j = 0; j < rw; ++j) {
         float val = ob[(i * TM + j) * L + l];
         if (rl) val = val + rl[i * OW + j];
-        yl[i * OW + j] = act(val);
+        yl[i * OW + j] = act_value(act, val);
       }
   }
 }
@@ -167,7 +168,7 @@ inline void output_group(const float* src, int64_t ms, const float* bias, int nl
     if (rh > 3) _mm_mask_storeu_ps(yl + 3 * OW, cm, _mm512_maskz_extractf32x4_ps(four, q, 3));
     if (!ActInRegister<Act>::kYes)
       for (int i = 0; i < rh; ++i)
-        for (int j = 0; j < rw; ++j) yl[i * OW + j] = act(yl[i * OW + j]);
+        for (int j = 0; j < rw; ++j) yl[i * OW + j] = act_value(act, yl[i * OW + j]);
   }
   (void)ob;
 #elif defined(KILN_CPU_AVX2)
@@ -199,7 +200,7 @@ inline void output_group(const float* src, int64_t ms, const float* bias, int nl
     }
     if (!ActInRegister<Act>::kYes)
       for (int i = 0; i < rh; ++i)
-        for (int j = 0; j < rw; ++j) yl[i * OW + j] = act(yl[i * OW + j]);
+        for (int j = 0; j < rw; ++j) yl[i * OW + j] = act_value(act, yl[i * OW + j]);
   }
   (void)ob;
 #else

@@ -80,6 +80,13 @@ std::string broadcastLoopNest(EmitContext& ctx, const BroadcastLoop& loop, const
                               const std::string& y, const std::string& lambda,
                               const std::string& args);
 
+/// A fused body (kiln.Elementwise) as a C++ lambda over values of `type`, one parameter per body
+/// input, each node's result a local computed by call(node, argument names); empty where call
+/// returns empty or a node reads a value from outside the body.
+std::string bodyLambda(
+    const Graph& body, const std::string& type,
+    const std::function<std::string(const Node&, const std::vector<std::string>&)>& call);
+
 /// Attach the emitters of each family (data_emit.cc, index_emit.cc, generate_emit.cc,
 /// reduce_emit.cc, resize_emit.cc, norm_emit.cc, quant_emit.cc).
 /// The kiln_ref activation functor for activation op `op` (e.g. "LeakyRelu"), reading its

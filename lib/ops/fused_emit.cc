@@ -62,6 +62,34 @@ std::string elementwiseFunctor(const Node& n) {
   return in(kActivation, op) ? activationFunctorFor(op, n, "") : "kiln_ref::" + op + "{}";
 }
 
+std::string bodyLambda(
+    const Graph& body, const std::string& type,
+    const std::function<std::string(const Node&, const std::vector<std::string>&)>& call) {
+  // The body, in order: each node's result is a local.
+  std::map<const Value*, std::string> name;
+  std::string lambda = "[&](";
+  for (size_t i = 0; i < body.inputs().size(); ++i) {
+    name[body.inputs()[i]] = fmt::format("a{}", i);
+    lambda += fmt::format("{}{} a{}", i ? ", " : "", type, i);
+  }
+  lambda += fmt::format(") -> {} {{ ", type);
+  int k = 0;
+  for (const auto& bn : body.nodes()) {
+    std::vector<std::string> args;
+    for (const Value* v : bn->inputs()) {
+      auto it = name.find(v);
+      if (it == name.end()) return "";
+      args.push_back(it->second);
+    }
+    const std::string expr = call(*bn, args);
+    if (expr.empty()) return "";
+    const std::string t = fmt::format("t{}", k++);
+    lambda += fmt::format("const {} {} = {}; ", type, t, expr);
+    name[bn->output(0)] = t;
+  }
+  return lambda + fmt::format("return {}; }}", name.at(body.outputs()[0]));
+}
+
 Status emitElementwise(const Node& n, EmitContext& ctx) {
   const Attribute* a = n.attr("body");
   if (!a || a->kind() != AttrKind::Graph || !a->g()) return ctx.unsupported("no body graph");
@@ -96,26 +124,8 @@ Status emitElementwise(const Node& n, EmitContext& ctx) {
       strided.push_back(i);
     }
   }
-  // The body, in order: each node's result is a local.
-  std::map<const Value*, std::string> name;
-  for (size_t i = 0; i < body.inputs().size(); ++i) name[body.inputs()[i]] = fmt::format("a{}", i);
-  std::string lambda = "[&](";
-  for (size_t i = 0; i < body.inputs().size(); ++i)
-    lambda += fmt::format("{}float a{}", i ? ", " : "", i);
-  lambda += ") -> float { ";
-  int k = 0;
-  for (const auto& bn : body.nodes()) {
-    std::vector<std::string> args;
-    for (const Value* v : bn->inputs()) {
-      auto it = name.find(v);
-      if (it == name.end()) return ctx.unsupported("a fused body that reads an outer value");
-      args.push_back(it->second);
-    }
-    std::string t = fmt::format("t{}", k++);
-    lambda += fmt::format("const float {} = {}; ", t, scalarCall(*bn, args));
-    name[bn->output(0)] = t;
-  }
-  lambda += fmt::format("return {}; }}", name.at(body.outputs()[0]));
+  const std::string lambda = bodyLambda(body, "float", scalarCall);
+  if (lambda.empty()) return ctx.unsupported("a fused body that reads an outer value");
   std::string callArgs = fmt::format("{}", fmt::join(arg, ", "));
   std::string y = ctx.output(0);
   std::string stmt;

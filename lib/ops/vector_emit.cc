@@ -63,29 +63,9 @@ Expected<bool> emitCpuVectorChain(const Node& n, const Graph& body, EmitContext&
   int64_t count = 1;
   for (int64_t d : out) count *= d;
   if (count == 0) return false;
-  // The body as one vector function of its inputs, each node's result a local.
-  std::map<const Value*, std::string> name;
-  std::string lambda = "[&](";
-  for (size_t i = 0; i < body.inputs().size(); ++i) {
-    name[body.inputs()[i]] = fmt::format("a{}", i);
-    lambda += fmt::format("{}kiln_cpu::V::R a{}", i ? ", " : "", i);
-  }
-  lambda += ") -> kiln_cpu::V::R { ";
-  int k = 0;
-  for (const auto& bn : body.nodes()) {
-    std::vector<std::string> args;
-    for (const Value* v : bn->inputs()) {
-      auto it = name.find(v);
-      if (it == name.end()) return false;
-      args.push_back(it->second);
-    }
-    const std::string call = vectorCall(*bn, args);
-    if (call.empty()) return false;
-    const std::string t = fmt::format("t{}", k++);
-    lambda += fmt::format("const kiln_cpu::V::R {} = {}; ", t, call);
-    name[bn->output(0)] = t;
-  }
-  lambda += fmt::format("return {}; }}", name.at(body.outputs()[0]));
+  // The body as one vector function of its inputs; empty where an op has no vector form.
+  const std::string lambda = bodyLambda(body, "kiln_cpu::V::R", vectorCall);
+  if (lambda.empty()) return false;
 
   // Operands: scalar constants are Splats, the output's shape Dense, the rest Nested in a loop
   // nest of the collapsed broadcast (at most three levels, contiguous or broadcast innermost).

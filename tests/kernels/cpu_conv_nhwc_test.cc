@@ -171,9 +171,14 @@ TEST_P(NhwcCases, BiasResidualClipExact) {
   checkNhwc(GetParam(), kiln_ref::Clip<float>{-1.5f, 2.0f}, true, true, Data::kExact, 13);
 }
 
-TEST_P(NhwcCases, ResidualEluExact) {  // Elu: applied scalar over the stored values
+TEST_P(NhwcCases, ResidualEluExact) {  // without a vector form: scalar over the stored values
   KILN_REQUIRE_ISA();
-  checkNhwc(GetParam(), kiln_ref::Elu{0.5f}, false, true, Data::kExact, 14);
+  checkNhwc(GetParam(), ScalarOnly<kiln_ref::Elu>{{0.5f}}, false, true, Data::kExact, 14);
+}
+
+TEST_P(NhwcCases, ResidualEluRandom) {  // Elu's vector form (vexpm1) in registers
+  KILN_REQUIRE_ISA();
+  checkNhwc(GetParam(), kiln_ref::Elu{0.5f}, false, true, Data::kRandom, 17);
 }
 
 TEST_P(NhwcCases, BiasRandom) {

@@ -84,9 +84,9 @@ INSTANTIATE_TEST_SUITE_P(CpuKernels, GemvSweep,
                                             ::testing::ValuesIn(kGemvK)),
                          nameMK);
 
-/// Every bias/residual combination with each activation (Sigmoid: not in registers, the scalar
-/// pass over the stored row), on shapes with a partial last panel, a partial group of panels,
-/// and a k block boundary.
+/// Every bias/residual combination with each activation (ScalarOnly<kiln_ref::Sigmoid>: not in registers,
+/// the scalar pass over the stored row), on shapes with a partial last panel, a partial group of
+/// panels, and a k block boundary.
 TEST(CpuKernels, GemvEpilogues) {
   KILN_REQUIRE_ISA();
   auto each = [](auto act) {
@@ -97,7 +97,7 @@ TEST(CpuKernels, GemvEpilogues) {
   each(kiln_ref::Relu{});
   each(kiln_ref::Clip<float>{-0.75f, 1.25f});
   each(kiln_ref::HardSwish{});
-  each(kiln_ref::Sigmoid{});
+  each(ScalarOnly<kiln_ref::Sigmoid>{});
 }
 
 // NaN and infinities: as the GEMM driver (the same operations in the same order).
@@ -127,7 +127,7 @@ TEST(CpuKernels, GemvSpecialValues) {
   check(kiln_ref::NoActivation{});
   check(kiln_ref::Relu{});
   check(kiln_ref::Clip<float>{-1.0f, 1.0f});
-  check(kiln_ref::Sigmoid{});
+  check(ScalarOnly<kiln_ref::Sigmoid>{});
 }
 
 }  // namespace

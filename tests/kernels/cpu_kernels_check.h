@@ -22,6 +22,7 @@
 
 #include "kiln_cpu/parallel.h"
 #include "kiln_cpu/simd.h"
+#include "kiln_cpu/vfunctor.h"
 #include "kiln_ref/activation.h"
 #include "kiln_ref/epilogue.h"
 #include "kiln_ref/gemm.h"
@@ -233,6 +234,25 @@ Vec referenceGemm(int64_t M, int64_t N, int64_t K, const Vec& a, const Vec& b, c
     *tol = dotTolerance(abs_sum, want, K);
   }
   return want;
+}
+
+/// A kernels/ref functor without a vector form (kernels/cpu/vfunctor.h): epilogues apply it by
+/// the scalar pass over what they stored, the path of any activation that has none, which must
+/// match kernels/ref exactly.
+template <class F>
+struct ScalarOnly {
+  F f;
+  float operator()(float x) const { return f(x); }
+};
+
+/// act's vector form applied to each element of v alone (a one-lane load): what an epilogue
+/// that applies act in registers must give for the values it would otherwise store.
+template <class Act>
+Vec vectorApplied(Act act, Vec v) {
+  for (float& x : v) {
+    kiln_cpu::V::store(&x, kiln_cpu::vapply(act, kiln_cpu::V::load(&x, 1)), 1);
+  }
+  return v;
 }
 
 }  // namespace kiln_cpu_test

@@ -120,8 +120,8 @@ const std::vector<int64_t> kGemmM = distinct({1, kMR - 1, kMR, kMR + 1, 13, 49, 
 // kNR * 3 / 4 and kNR + 17: last panels of 24 and 17 columns (AVX-512's 256-bit tails); 3,
 // kNR + 2 and 3 * kNR + 4 with 1, 257, kNR + 1: tails of 1-4 columns past whole panels
 // (gemm.h's tail_columns with packed A, micro tiles with A in place: bit-identical).
-const int64_t kGemmN[] = {1,   kNR - 1,     kNR,     kNR + 1, 31,
-                          257, kNR * 3 / 4, kNR + 17, 3,      kNR + 2, 3 * kNR + 4};
+const int64_t kGemmN[] = {1,           kNR - 1,  kNR, kNR + 1, 31,         257,
+                          kNR * 3 / 4, kNR + 17, 3,   kNR + 2, 3 * kNR + 4};
 const int64_t kGemmK[] = {0, 1, 7, 255, 256, 257};
 
 TEST(CpuKernels, BuiltForExpectedIsa) {
@@ -172,9 +172,52 @@ TEST(CpuKernels, GemmEpilogueClip) {
   KILN_REQUIRE_ISA();
   checkEpilogues(kiln_ref::Clip<float>{-0.75f, 1.25f});
 }
-TEST(CpuKernels, GemmEpilogueSigmoid) {  // not in registers: the scalar pass over the tile
+TEST(CpuKernels, GemmEpilogueScalarActivation) {  // the scalar pass over the stored tile
   KILN_REQUIRE_ISA();
-  checkEpilogues(kiln_ref::Sigmoid{});
+  checkEpilogues(ScalarOnly<kiln_ref::Sigmoid>{});
+}
+
+// Activations whose vector form approximates the scalar functor (vmath.h) are applied in
+// registers: the GEMM with one gives exactly the vector form applied to what the GEMM without
+// it stores, with every driver, bias and residual, at 1 and 2 threads.
+TEST(CpuKernels, GemmEpilogueVectorForms) {
+  KILN_REQUIRE_ISA();
+  Rng rng{21};
+  const int64_t M = kMR + 1, N = kNR + 5, K = 37;
+  const Vec a = filled(M * K, Data::kRandom, rng), b = filled(K * N, Data::kRandom, rng);
+  Vec cb = filled(N, Data::kRandom, rng), res = filled(M * N, Data::kRandom, rng);
+  for (float& x : cb) x *= 4.0f;  // spread the sums over the activations' ranges
+  Vec panels(size_t(kiln_cpu::packed_b_floats(K, N)));
+  kiln_cpu::pack_b_panels(b.data(), K, N, panels.data());
+  auto run = [&](auto act, int driver, kiln_cpu::ThreadPool* p) {
+    const auto e = kiln_cpu::make_epilogue(act, nullptr, cb.data(), res.data(), N);
+    Vec c(size_t(M * N));
+    Vec scratch(size_t(std::max(kiln_cpu::gemm_f32_scratch_floats(M, N, K, 2),
+                                kiln_cpu::gemm_f32_packed_b_scratch_floats(M, K))));
+    if (driver == 0)
+      kiln_cpu::gemm_f32(M, N, K, a.data(), K, b.data(), N, c.data(), N, e, scratch.data(), p);
+    else if (driver == 1)
+      kiln_cpu::gemm_f32_packed_b(M, N, K, a.data(), K, panels.data(), c.data(), N, e,
+                                  scratch.data(), p);
+    else
+      kiln_cpu::gemm_f32_rowa_packed_b(M, N, K, a.data(), K, panels.data(), c.data(), N, e, p);
+    return c;
+  };
+  auto check = [&](auto act, const char* what) {
+    for (int driver : {0, 1, 2})
+      for (kiln_cpu::ThreadPool* p : {static_cast<kiln_cpu::ThreadPool*>(nullptr), threadPool(2)})
+        EXPECT_TRUE(identical(vectorApplied(act, run(kiln_ref::NoActivation{}, driver, p)),
+                              run(act, driver, p)))
+            << what << ", driver " << driver;
+  };
+  check(kiln_ref::Sigmoid{}, "Sigmoid");
+  check(kiln_ref::Tanh{}, "Tanh");
+  check(kiln_ref::Gelu{false}, "Gelu");
+  check(kiln_ref::Gelu{true}, "Gelu tanh");
+  check(kiln_ref::Swish{1.0f}, "Swish");
+  check(kiln_ref::Elu{0.5f}, "Elu");
+  check(kiln_ref::Softplus{}, "Softplus");
+  check(kiln_ref::Mish{}, "Mish");
 }
 
 // M large enough that the driver splits rows into chunks (kMC) when threads outnumber column
@@ -183,7 +226,7 @@ TEST(CpuKernels, GemmRowChunks) {
   KILN_REQUIRE_ISA();
   const int64_t M = 2 * kiln_cpu::kMC + kMR + 1;
   checkGemm(GemmCase{M, 40, 300, true, true, true, 2}, kiln_ref::Relu{}, Data::kRandom, 5);
-  checkGemm(GemmCase{M, kNR + 3, 9, false, true, false}, kiln_ref::Sigmoid{}, Data::kExact, 6);
+  checkGemm(GemmCase{M, kNR + 3, 9, false, true, false}, ScalarOnly<kiln_ref::Sigmoid>{}, Data::kExact, 6);
   // 12 panels and 4 columns: column splits in blocks of 6 (GemmColumnSplitCountsTheTail).
   checkGemm(GemmCase{4 * kMR + 1, 12 * kNR + 4, 37, false, true, true}, kiln_ref::Relu{},
             Data::kRandom, 8);
@@ -236,9 +279,8 @@ TEST(CpuKernels, GemmSpecialValues) {
     const Vec cb = filled(N, Data::kExact, rng);
     auto check = [&](auto act) {
       Vec want(size_t(M * N));
-      kiln_ref::gemm<float>(M, N, K, false, false, 1.0f, a.data(), b.data(), 0.0f, nullptr, 0,
-                            0, want.data(),
-                            kiln_ref::make_epilogue<float>(act, cb.data(), nullptr));
+      kiln_ref::gemm<float>(M, N, K, false, false, 1.0f, a.data(), b.data(), 0.0f, nullptr, 0, 0,
+                            want.data(), kiln_ref::make_epilogue<float>(act, cb.data(), nullptr));
       Vec got(size_t(M * N)), scratch(size_t(kiln_cpu::gemm_f32_scratch_floats(M, N, K, 1)));
       kiln_cpu::gemm_f32(M, N, K, a.data(), K, b.data(), N, got.data(), N,
                          kiln_cpu::make_epilogue(act, nullptr, cb.data(), nullptr, 0),
@@ -249,7 +291,7 @@ TEST(CpuKernels, GemmSpecialValues) {
     check(kiln_ref::Relu{});
     check(kiln_ref::Clip<float>{-1.0f, 1.0f});
     check(kiln_ref::Clip<float>{1.0f, -1.0f});  // lo > hi gives hi
-    check(kiln_ref::Sigmoid{});
+    check(ScalarOnly<kiln_ref::Sigmoid>{});
   }
 }
 
@@ -509,7 +551,8 @@ TEST_P(ConvCases, MatchesReference) {
   checkConv(c, kiln_ref::Relu{}, true, true, Data::kExact, 12);
   checkConv(c, kiln_ref::Relu{}, true, true, Data::kRandom, 13);
   checkConv(c, kiln_ref::Clip<float>{-0.5f, 0.5f}, true, false, Data::kRandom, 14);
-  checkConv(c, kiln_ref::Sigmoid{}, false, true, Data::kExact, 15);
+  checkConv(c, ScalarOnly<kiln_ref::Sigmoid>{}, false, true, Data::kExact, 15);  // the scalar pass
+  checkConv(c, kiln_ref::Sigmoid{}, true, true, Data::kRandom, 16);  // vsigmoid in registers
 }
 
 INSTANTIATE_TEST_SUITE_P(CpuKernels, ConvCases, ::testing::ValuesIn(kConvCases),
