@@ -585,6 +585,8 @@ void registerAll() {
 
 }  // namespace
 
+void registerEltwiseBenchmarks();  // eltwise_bench.cc
+
 int main(int argc, char** argv) {
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
@@ -594,6 +596,7 @@ int main(int argc, char** argv) {
   benchmark::AddCustomContext("threads", std::to_string(benchThreads()));
   benchmark::AddCustomContext("core_peak_gflops", std::to_string(corePeakGflops()));
   registerAll();
+  registerEltwiseBenchmarks();
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
   return 0;
