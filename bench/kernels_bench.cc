@@ -1,12 +1,10 @@
 // Benchmarks of the optimized f32 CPU kernels (kernels/cpu): GEMM, GEMV and convolution speed on
 // square and model-shaped problems, each also as a percentage of this core's FMA peak, which
-// the same binary measures with a 12-accumulator FMA loop.
-//
-// Build and run (1 thread; -O3 -ffp-contract=off for the host's widest ISA: v4, v3 or generic):
+// the same binary measures with a 12-accumulator FMA loop. Build and run (1 thread; -O3
+// -ffp-contract=off for the host's widest ISA: v4, v3 or generic):
 //   ninja -C build kiln_kernels_bench
 //   build/bench/kiln_kernels_bench                        # all benchmarks
-//   build/bench/kiln_kernels_bench --benchmark_filter=gemm_packed_b/1024
-//   build/bench/kiln_kernels_bench --benchmark_filter=gemm_vs_peak   # best of interleaved runs
+//   build/bench/kiln_kernels_bench --benchmark_filter=gemm_vs_peak  # or gemm_packed_b/1024, eltwise
 //   KILN_BENCH_THREADS=2 build/bench/kiln_kernels_bench   # on a thread pool of 2
 //   KILN_BENCH_COLD_WEIGHTS=1 (weights from memory), KILN_BENCH_DIRTY_INPUT=1 (input rewritten
 //   by the threads before each run: pixel-rows and Winograd convs), as in a model run
@@ -586,7 +584,6 @@ void registerAll() {
 }  // namespace
 
 void registerEltwiseBenchmarks();  // eltwise_bench.cc
-
 int main(int argc, char** argv) {
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;

@@ -22,7 +22,6 @@
 
 #include "conv.h"
 #include "conv_direct.h"
-#include "vfunctor.h"
 
 namespace kiln_cpu {
 

@@ -122,7 +122,7 @@ TEST(CpuKernels, GemvSpecialValues) {
                                      nullptr);
     kiln_cpu::gemv_f32_packed_b(M, N, K, a.data(), K, panels.data(), got.data(), N, e,
                                 threadPool(2));
-    EXPECT_TRUE(identical(want, got));
+    EXPECT_TRUE(identicalValues(want, got));
   };
   check(kiln_ref::NoActivation{});
   check(kiln_ref::Relu{});

@@ -117,6 +117,18 @@ inline ::testing::AssertionResult identical(const Vec& a, const Vec& b) {
   return ::testing::AssertionSuccess();
 }
 
+/// Bitwise equality, except that a NaN matches any NaN: the sign and payload of a NaN that x86
+/// arithmetic makes depend on which operand the compiler puts first in a commutative add or
+/// multiply, which the portable build's loops leave to GCC's vectorizer.
+inline ::testing::AssertionResult identicalValues(const Vec& a, const Vec& b) {
+  if (a.size() != b.size()) return ::testing::AssertionFailure() << "sizes differ";
+  for (size_t i = 0; i < a.size(); ++i)
+    if (!(std::isnan(a[i]) && std::isnan(b[i])) && std::memcmp(&a[i], &b[i], sizeof(float)) != 0)
+      return ::testing::AssertionFailure()
+             << "element " << i << ": " << a[i] << " vs " << b[i] << " (not bit-identical)";
+  return ::testing::AssertionSuccess();
+}
+
 /// Nothing past `used` floats (the guard) was written; within rows of ld, columns >= cols.
 inline ::testing::AssertionResult untouched(const Vec& buf, int64_t rows, int64_t cols, int64_t ld,
                                             int64_t used) {

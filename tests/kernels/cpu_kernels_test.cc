@@ -177,49 +177,6 @@ TEST(CpuKernels, GemmEpilogueScalarActivation) {  // the scalar pass over the st
   checkEpilogues(ScalarOnly<kiln_ref::Sigmoid>{});
 }
 
-// Activations whose vector form approximates the scalar functor (vmath.h) are applied in
-// registers: the GEMM with one gives exactly the vector form applied to what the GEMM without
-// it stores, with every driver, bias and residual, at 1 and 2 threads.
-TEST(CpuKernels, GemmEpilogueVectorForms) {
-  KILN_REQUIRE_ISA();
-  Rng rng{21};
-  const int64_t M = kMR + 1, N = kNR + 5, K = 37;
-  const Vec a = filled(M * K, Data::kRandom, rng), b = filled(K * N, Data::kRandom, rng);
-  Vec cb = filled(N, Data::kRandom, rng), res = filled(M * N, Data::kRandom, rng);
-  for (float& x : cb) x *= 4.0f;  // spread the sums over the activations' ranges
-  Vec panels(size_t(kiln_cpu::packed_b_floats(K, N)));
-  kiln_cpu::pack_b_panels(b.data(), K, N, panels.data());
-  auto run = [&](auto act, int driver, kiln_cpu::ThreadPool* p) {
-    const auto e = kiln_cpu::make_epilogue(act, nullptr, cb.data(), res.data(), N);
-    Vec c(size_t(M * N));
-    Vec scratch(size_t(std::max(kiln_cpu::gemm_f32_scratch_floats(M, N, K, 2),
-                                kiln_cpu::gemm_f32_packed_b_scratch_floats(M, K))));
-    if (driver == 0)
-      kiln_cpu::gemm_f32(M, N, K, a.data(), K, b.data(), N, c.data(), N, e, scratch.data(), p);
-    else if (driver == 1)
-      kiln_cpu::gemm_f32_packed_b(M, N, K, a.data(), K, panels.data(), c.data(), N, e,
-                                  scratch.data(), p);
-    else
-      kiln_cpu::gemm_f32_rowa_packed_b(M, N, K, a.data(), K, panels.data(), c.data(), N, e, p);
-    return c;
-  };
-  auto check = [&](auto act, const char* what) {
-    for (int driver : {0, 1, 2})
-      for (kiln_cpu::ThreadPool* p : {static_cast<kiln_cpu::ThreadPool*>(nullptr), threadPool(2)})
-        EXPECT_TRUE(identical(vectorApplied(act, run(kiln_ref::NoActivation{}, driver, p)),
-                              run(act, driver, p)))
-            << what << ", driver " << driver;
-  };
-  check(kiln_ref::Sigmoid{}, "Sigmoid");
-  check(kiln_ref::Tanh{}, "Tanh");
-  check(kiln_ref::Gelu{false}, "Gelu");
-  check(kiln_ref::Gelu{true}, "Gelu tanh");
-  check(kiln_ref::Swish{1.0f}, "Swish");
-  check(kiln_ref::Elu{0.5f}, "Elu");
-  check(kiln_ref::Softplus{}, "Softplus");
-  check(kiln_ref::Mish{}, "Mish");
-}
-
 // M large enough that the driver splits rows into chunks (kMC) when threads outnumber column
 // blocks; the split changes with the thread count, the results must not.
 TEST(CpuKernels, GemmRowChunks) {
