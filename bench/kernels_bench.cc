@@ -19,8 +19,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "kernel_bench_shapes.h"
 #include "kiln_cpu/conv.h"
 #include "kiln_cpu/conv_direct.h"
 #include "kiln_cpu/conv_nhwc.h"
@@ -437,148 +439,67 @@ std::string dims(int64_t M, int64_t N, int64_t K) {
   return std::to_string(M) + "x" + std::to_string(N) + "x" + std::to_string(K);
 }
 
-void registerAll() {
-  benchmark::RegisterBenchmark("peak_fma_12acc", BM_PeakFma)
+/// Registers `fn(args...)` as "<prefix>/<name>" in the unit given.
+template <class... Args>
+void add(const std::string& name, benchmark::TimeUnit unit, Args&&... args) {
+  benchmark::RegisterBenchmark(name.c_str(), std::forward<Args>(args)...)
       ->UseRealTime()
-      ->Unit(benchmark::kMicrosecond);
-  struct Shape {
-    const char* model;
-    int64_t M, N, K;
-  };
-  const Shape gemms[] = {
-      {"square", 256, 256, 256},       {"square", 512, 512, 512},
-      {"square", 1024, 1024, 1024},    {"bert_qkv_out", 128, 768, 768},
-      {"bert_ffn_up", 128, 3072, 768}, {"bert_ffn_down", 128, 768, 3072},
-  };
-  for (const Shape& g : gemms)
-    benchmark::RegisterBenchmark(("gemm_packed_b/" + dims(g.M, g.N, g.K) + "/" + g.model).c_str(),
-                                 BM_GemmPackedB, g.M, g.N, g.K, false)
-        ->UseRealTime()
-        ->Unit(benchmark::kMillisecond);
+      ->Unit(unit);
+}
+
+/// One problem of kernels/cpu/manifest.json, registered as its kernel's benchmark (the names
+/// the performance notes in docs/ quote: gemm_packed_b/MxNxK/model, conv2d_f32/layer, ...).
+void registerShape(const kiln_bench::KernelShape& s) {
+  const std::string kernel = s.kernel, model = s.model;
+  const auto ms = benchmark::kMillisecond, us = benchmark::kMicrosecond;
+  if (kernel == "gemm_f32") {
+    add("gemm_f32/" + dims(s["M"], s["N"], s["K"]) + "/" + model, ms, BM_GemmF32, s["M"], s["N"],
+        s["K"]);
+  } else if (kernel == "gemm_f32_packed_b" || kernel == "gemm_f32_rowa_packed_b") {
+    const bool rowa = kernel == "gemm_f32_rowa_packed_b";
+    add(std::string(rowa ? "gemm_rowa/" : "gemm_packed_b/") + dims(s["M"], s["N"], s["K"]) + "/" +
+            model,
+        rowa ? us : ms, BM_GemmPackedB, s["M"], s["N"], s["K"], rowa);
+  } else if (kernel == "gemv_f32_packed_b") {
+    // Classifiers at batch 1 (and a batch of 4): GEMV against the GEMM driver, cold and hot B.
+    for (bool cold : {true, false})
+      for (bool gemv : {true, false})
+        add(std::string(gemv ? "gemv" : "gemm") + "_packed_b/" + dims(s["M"], s["N"], s["K"]) +
+                "/" + model + (cold ? "/cold" : "/hot"),
+            us, BM_FewRows, gemv, s["M"], s["N"], s["K"], cold);
+  } else if (kernel == "conv2d_f32" || kernel == "conv2d_pixrows_f32" ||
+             kernel == "conv2d_pixrows_nhwc_f32") {
+    const bool res = s.get("R", 0) != 0;
+    const std::string name = kernel + "/" + model + (res ? "_residual" : "");
+    if (kernel == "conv2d_f32")
+      add(name, ms, BM_Conv, s["C"], s["HW"], s["M"], s["KS"], s["S"], res);
+    else if (kernel == "conv2d_pixrows_f32")
+      add(name, ms, BM_ConvPixrows<false>, s["C"], s["HW"], s["M"], s["KS"], s["S"], res);
+    else
+      add(name, ms, BM_ConvPixrows<true>, s["C"], s["HW"], s["M"], s["KS"], s["S"], res);
+  } else if (kernel == "conv2d_direct_f32") {
+    add(kernel + "/" + model, ms, BM_ConvDirect, s["C"], s["HW"], s["M"], s["KS"], s["S"]);
+  } else if (kernel == "conv2d_winograd_f32" || kernel == "conv2d_winograd2_f32") {
+    add(kernel + "/" + model, ms, BM_ConvWinograd, s["C"], s["HW"], s["M"],
+        kernel == "conv2d_winograd_f32" ? 4 : 2);
+  } else if (kernel == "depthwise_conv2d_f32") {
+    add(kernel + "/" + model, us, BM_Depthwise, s["C"], s["HW"], s["S"]);
+  } else if (kernel == "depthwise_conv2d_nhwc_f32") {
+    add(kernel + "/" + model, us, BM_DepthwiseNhwc, s["C"], s["HW"], s["S"]);
+  } else {
+    std::fprintf(stderr, "kernels/cpu/manifest.json: no benchmark runs %s\n", s.kernel);
+    std::exit(1);
+  }
+}
+
+void registerAll() {
+  add("peak_fma_12acc", benchmark::kMicrosecond, BM_PeakFma);
   benchmark::RegisterBenchmark("gemm_vs_peak/1024x1024x1024/square", BM_GemmVsPeak, 1024, 1024,
                                1024)
       ->Iterations(60)
       ->UseRealTime()
       ->Unit(benchmark::kMillisecond);
-  // MobileNetV2's 1x1 convs, channels-last (A read in place): 49 pixel rows, and the larger
-  // images' ones, whose tiles have short k loops.
-  const Shape rowa[] = {
-      {"mobilenetv2_7x7_320_1280", 49, 1280, 320},   {"mobilenetv2_7x7_960_320", 49, 320, 960},
-      {"mobilenetv2_7x7_160_960", 49, 960, 160},     {"mobilenetv2_112x112_32_16", 12544, 16, 32},
-      {"mobilenetv2_56x56_144_24", 3136, 24, 144},   {"mobilenetv2_28x28_32_192", 784, 192, 32},
-      {"mobilenetv2_28x28_192_32", 784, 32, 192},    {"mobilenetv2_14x14_64_384", 196, 384, 64},
-      {"mobilenetv2_14x14_384_64", 196, 64, 384}};
-  for (const Shape& g : rowa)
-    benchmark::RegisterBenchmark(("gemm_rowa/" + dims(g.M, g.N, g.K) + "/" + g.model).c_str(),
-                                 BM_GemmPackedB, g.M, g.N, g.K, true)
-        ->UseRealTime()
-        ->Unit(benchmark::kMicrosecond);
-  // Classifiers at batch 1 (and a batch of 4): GEMV against the GEMM driver, cold and hot B.
-  const Shape fewRows[] = {{"mobilenetv2_fc", 1, 1000, 1280},
-                           {"resnet50_fc", 1, 1000, 2048},
-                           {"mobilenetv2_fc", 4, 1000, 1280}};
-  for (const Shape& g : fewRows)
-    for (bool cold : {true, false})
-      for (bool gemv : {true, false})
-        benchmark::RegisterBenchmark(
-            (std::string(gemv ? "gemv" : "gemm") + "_packed_b/" + dims(g.M, g.N, g.K) + "/" +
-             g.model + (cold ? "/cold" : "/hot"))
-                .c_str(),
-            BM_FewRows, gemv, g.M, g.N, g.K, cold)
-            ->UseRealTime()
-            ->Unit(benchmark::kMicrosecond);
-  for (int64_t n : {256, 512, 1024})
-    benchmark::RegisterBenchmark(("gemm_f32/" + dims(n, n, n) + "/square").c_str(), BM_GemmF32, n,
-                                 n, n)
-        ->UseRealTime()
-        ->Unit(benchmark::kMillisecond);
-  struct ConvShape {
-    const char* name;
-    int64_t C, HW, M, k, stride;
-    bool residual = false;  // also registered with a residual input (a block's last conv)
-  };
-  const ConvShape convs[] = {
-      {"resnet50_1x64x56x56_3x3_64", 64, 56, 64, 3, 1},
-      {"resnet50_1x256x56x56_1x1_64", 256, 56, 64, 1, 1},
-      {"resnet50_1x64x56x56_1x1_256", 64, 56, 256, 1, 1, true},
-      {"resnet50_1x128x28x28_3x3_128", 128, 28, 128, 3, 1},
-      {"resnet50_1x256x14x14_3x3_256", 256, 14, 256, 3, 1},
-      {"resnet50_1x512x7x7_3x3_512", 512, 7, 512, 3, 1},
-      {"resnet50_1x3x224x224_7x7s2_64", 3, 224, 64, 7, 2},
-      {"resnet50_1x1024x14x14_1x1_256", 1024, 14, 256, 1, 1},
-      {"resnet50_1x128x28x28_1x1_512", 128, 28, 512, 1, 1, true},
-      {"resnet50_1x256x14x14_1x1_1024", 256, 14, 1024, 1, 1, true},
-      {"resnet50_1x2048x7x7_1x1_512", 2048, 7, 512, 1, 1},
-      {"resnet50_1x512x7x7_1x1_2048", 512, 7, 2048, 1, 1, true},
-      {"resnet50_1x1024x14x14_1x1s2_2048", 1024, 14, 2048, 1, 2},
-      {"resnet50_1x256x14x14_3x3s2_256", 256, 14, 256, 3, 2},
-      {"resnet50_1x128x56x56_3x3s2_128", 128, 56, 128, 3, 2},
-      {"resnet50_1x256x28x28_3x3s2_256", 256, 28, 256, 3, 2},
-      {"resnet50_1x512x14x14_3x3s2_512", 512, 14, 512, 3, 2},
-  };
-  for (const bool res : {false, true}) {
-    const std::string suffix = res ? "_residual" : "";
-    for (const ConvShape& c : convs) {
-      if (res && !c.residual) continue;
-      benchmark::RegisterBenchmark(("conv2d_f32/" + std::string(c.name) + suffix).c_str(), BM_Conv,
-                                   c.C, c.HW, c.M, c.k, c.stride, res)
-          ->UseRealTime()
-          ->Unit(benchmark::kMillisecond);
-      if ((c.HW / c.stride) * (c.HW / c.stride) <= 1024)
-        benchmark::RegisterBenchmark(
-            ("conv2d_pixrows_f32/" + std::string(c.name) + suffix).c_str(), BM_ConvPixrows<false>,
-            c.C, c.HW, c.M, c.k, c.stride, res)
-            ->UseRealTime()
-            ->Unit(benchmark::kMillisecond);
-    }
-  }
-  for (const ConvShape& c : convs)
-    if (c.k > 1)
-      benchmark::RegisterBenchmark((std::string("conv2d_direct_f32/") + c.name).c_str(),
-                                   BM_ConvDirect, c.C, c.HW, c.M, c.k, c.stride)
-          ->UseRealTime()
-          ->Unit(benchmark::kMillisecond);
-  benchmark::RegisterBenchmark("conv2d_pixrows_nhwc_f32/mobilenetv2_1x3x224x224_3x3s2_32",
-                               BM_ConvPixrows<true>, 3, 224, 32, 3, 2, false)
-      ->UseRealTime()
-      ->Unit(benchmark::kMillisecond);
-  benchmark::RegisterBenchmark("conv2d_pixrows_nhwc_f32/resnet50_1x3x224x224_7x7s2_64",
-                               BM_ConvPixrows<true>, 3, 224, 64, 7, 2, false)
-      ->UseRealTime()
-      ->Unit(benchmark::kMillisecond);
-  benchmark::RegisterBenchmark("conv2d_direct_f32/mobilenetv2_1x3x224x224_3x3s2_32",
-                               BM_ConvDirect, 3, 224, 32, 3, 2)
-      ->UseRealTime()
-      ->Unit(benchmark::kMillisecond);
-  for (const ConvShape& c : convs)
-    if (c.k == 3 && c.stride == 1)
-      for (int tm : {4, 2})
-        benchmark::RegisterBenchmark(
-            (std::string(tm == 4 ? "conv2d_winograd_f32/" : "conv2d_winograd2_f32/") + c.name)
-                .c_str(),
-            BM_ConvWinograd, c.C, c.HW, c.M, tm)
-            ->UseRealTime()
-            ->Unit(benchmark::kMillisecond);
-  // Depthwise 3x3 "same" (MobileNetV2's shapes), NCHW and NHWC on the same problems.
-  struct DwShape {
-    const char* name;
-    int64_t C, HW, stride;
-  };
-  const DwShape dws[] = {
-      {"mobilenetv2_1x144x56x56_3x3", 144, 56, 1},  {"mobilenetv2_1x144x56x56_3x3s2", 144, 56, 2},
-      {"mobilenetv2_1x576x14x14_3x3", 576, 14, 1},  {"mobilenetv2_1x960x7x7_3x3", 960, 7, 1},
-      {"mobilenetv2_1x32x112x112_3x3", 32, 112, 1}, {"mobilenetv2_1x96x112x112_3x3s2", 96, 112, 2},
-  };
-  for (const DwShape& d : dws) {
-    benchmark::RegisterBenchmark((std::string("depthwise_f32/") + d.name).c_str(), BM_Depthwise,
-                                 d.C, d.HW, d.stride)
-        ->UseRealTime()
-        ->Unit(benchmark::kMicrosecond);
-    benchmark::RegisterBenchmark((std::string("depthwise_nhwc_f32/") + d.name).c_str(),
-                                 BM_DepthwiseNhwc, d.C, d.HW, d.stride)
-        ->UseRealTime()
-        ->Unit(benchmark::kMicrosecond);
-  }
+  for (const kiln_bench::KernelShape& s : kiln_bench::kManifestShapes) registerShape(s);
 }
 
 }  // namespace

@@ -257,7 +257,7 @@ Expected<bool> emitCpuConv(const Node& n, EmitContext& ctx, bool fused) {
     const int64_t flat = (s[7] * Wq + 63) / 64 * 64;
     const int64_t per = (SH * SW * Hq * Wq + flat + 15) / 16 * 16 + flat;
     useCpuHeaders(ctx, "kiln_cpu/conv.h");
-    ctx.call("kiln_cpu::depthwise_conv2d_f32__" + target.kernelIsa(),
+    ctx.call(cpuKernel(cpu_kernels::Kernel::depthwise_conv2d_f32, target),
              fmt::format("static_assert(kiln_cpu::depthwise_scratch_floats({0}) == {7}, \"kiln "
                          "and kiln_cpu disagree on the depthwise scratch\"); "
                          "kiln_cpu::depthwise_conv2d_f32({0}, {1}, {2}, {3}, {4}, {5}, {6}, {7}, "
@@ -323,9 +323,10 @@ Expected<bool> emitCpuConv(const Node& n, EmitContext& ctx, bool fused) {
   const std::string plan = gemmPlanLiteral(choice);
   if (choice == "winograd" || choice == "winograd2" || choice == "winograd_s2") {
     const int tm = choice == "winograd2" ? 2 : 4, stride = choice == "winograd_s2" ? 2 : 1;
-    const std::string fn = stride == 2 ? "conv2d_winograd_s2_f32"
-                           : tm == 2   ? "conv2d_winograd2_f32"
-                                       : "conv2d_winograd_f32";
+    const cpu_kernels::Kernel kernel = stride == 2 ? cpu_kernels::Kernel::conv2d_winograd_s2_f32
+                                       : tm == 2   ? cpu_kernels::Kernel::conv2d_winograd2_f32
+                                                   : cpu_kernels::Kernel::conv2d_winograd_f32;
+    const std::string fn(cpu_kernels::kKernels[size_t(kernel)].name);
     const std::string applies =
         stride == 2 ? "conv2d_winograd_s2_applies" : "conv2d_winograd_applies";
     const int64_t floats = winogradScratchFloats(s, tiles, ctx.threads(), tm);
@@ -336,7 +337,7 @@ Expected<bool> emitCpuConv(const Node& n, EmitContext& ctx, bool fused) {
     std::string wp =
         ctx.derivedWeight(Tensor::fromVector(DType::F32, {int64_t(packed.size())}, packed));
     useCpuHeaders(ctx, "kiln_cpu/winograd.h");
-    ctx.call("kiln_cpu::" + fn + "__" + tileName(target),
+    ctx.call(cpuKernel(kernel, target),
              tileCheck(target) +
                  fmt::format("static_assert(kiln_cpu::{13}({0}) && "
                              "kiln_cpu::conv2d_winograd_scratch_floats({0}, {7}, {11}) == {8} && "
@@ -355,7 +356,7 @@ Expected<bool> emitCpuConv(const Node& n, EmitContext& ctx, bool fused) {
         ctx.derivedWeight(Tensor::fromVector(DType::F32, {int64_t(packed.size())}, packed));
     const int64_t floats = pixrowsScratchFloats(s, tiles, target);
     useCpuHeaders(ctx, "kiln_cpu/conv_pixrows.h");
-    ctx.call("kiln_cpu::conv2d_pixrows_f32__" + tileName(target),
+    ctx.call(cpuKernel(cpu_kernels::Kernel::conv2d_pixrows_f32, target),
              tileCheck(target) +
                  fmt::format("static_assert(kiln_cpu::conv2d_pixrows_applies({0}) && "
                              "kiln_cpu::conv2d_pixrows_scratch_floats({0}) == {7} && "
@@ -382,7 +383,7 @@ Expected<bool> emitCpuConv(const Node& n, EmitContext& ctx, bool fused) {
     std::string dwp =
         ctx.derivedWeight(Tensor::fromVector(DType::F32, {int64_t(dpacked.size())}, dpacked));
     useCpuHeaders(ctx, "kiln_cpu/conv_direct.h");
-    ctx.call("kiln_cpu::conv2d_direct_f32__" + tileName(target),
+    ctx.call(cpuKernel(cpu_kernels::Kernel::conv2d_direct_f32, target),
              tileCheck(target) +
                  fmt::format("static_assert(kiln_cpu::conv2d_direct_applies({0}, {7}) && "
                              "kiln_cpu::conv2d_direct_scratch_floats({0}, {8}, {7}) == {9} && "
@@ -404,7 +405,7 @@ Expected<bool> emitCpuConv(const Node& n, EmitContext& ctx, bool fused) {
   std::string scratch =
       floatScratch(ctx, packFloatsPerThread(s[7] * s[8], K, tiles) * ctx.threads());
   useCpuHeaders(ctx, "kiln_cpu/conv.h");
-  ctx.call("kiln_cpu::conv2d_f32__" + tileName(target),
+  ctx.call(cpuKernel(cpu_kernels::Kernel::conv2d_f32, target),
            tileCheck(target) + fmt::format("kiln_cpu::conv2d_f32({}, {}, {}, {}, {}, {}, {}, {}, {});",
                                            shape, ctx.input(0), wp, bias, ctx.output(0), epi,
                                            scratch, ctx.threadPool(), plan));
@@ -473,7 +474,7 @@ Expected<bool> emitCpuNhwcExpandDw(const Node& n, EmitContext& ctx) {
       activationFunctorFor(n.attrString(std::string(kExpandPrefix) + kActivationAttr, ""), n,
                            std::string(kExpandPrefix) + "activation_");
   useCpuHeaders(ctx, "kiln_cpu/conv_nhwc_fused.h");
-  ctx.call("kiln_cpu::nhwc_expand_dw_f32__" + tileName(target),
+  ctx.call(cpuKernel(cpu_kernels::Kernel::nhwc_expand_dw_f32, target),
            tileCheck(target) +
                fmt::format("static_assert(kiln_cpu::expand_dw_scratch_floats({0}, {1}) == {2}, "
                            "\"kiln and kiln_cpu disagree on the expand+depthwise scratch\"); "
@@ -527,7 +528,7 @@ Expected<bool> emitCpuNhwcConv(const Node& n, EmitContext& ctx) {
     const std::string shape = fmt::format("kiln_cpu::Conv2dShape{{{}}}", fmt::join(s, ", "));
     std::string residual = n.numInputs() > 3 && n.input(3) ? ctx.input(3) : nullFloat();
     useCpuHeaders(ctx, "kiln_cpu/conv_pixrows.h");
-    ctx.call("kiln_cpu::conv2d_pixrows_nhwc_f32__" + tileName(ctx.target()),
+    ctx.call(cpuKernel(cpu_kernels::Kernel::conv2d_pixrows_nhwc_f32, ctx.target()),
              tileCheck(ctx.target()) +
                  fmt::format("static_assert(kiln_cpu::conv2d_pixrows_nhwc_scratch_floats({0}, {11}) "
                              "== {6}, \"kiln and kiln_cpu disagree on the pixel-rows conv\"); "
@@ -566,7 +567,7 @@ Expected<bool> emitCpuNhwcConv(const Node& n, EmitContext& ctx) {
                             w.strides[1], w.dilations[0], w.dilations[1], w.pads[0], w.pads[1],
                             group};
   useCpuHeaders(ctx, "kiln_cpu/conv_nhwc.h");
-  ctx.call("kiln_cpu::depthwise_conv2d_nhwc_f32__" + ctx.target().kernelIsa(),
+  ctx.call(cpuKernel(cpu_kernels::Kernel::depthwise_conv2d_nhwc_f32, ctx.target()),
            fmt::format("kiln_cpu::depthwise_conv2d_nhwc_f32(kiln_cpu::Conv2dShape{{{}}}, {}, {}, "
                        "{}, {}, kiln_cpu::make_epilogue({}, {}, {}, {}, 0), {});",
                        fmt::join(s, ", "), ctx.input(0), wp, n.input(2) ? ctx.input(2) : nullFloat(),

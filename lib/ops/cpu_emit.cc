@@ -15,19 +15,15 @@ namespace kiln {
 namespace cpu_detail {
 
 Tiles tilesFor(const Target& t) {
-  switch (t.isa) {
-    case Isa::Avx512:
-      return {12, 32};
-    case Isa::Avx2:
-      return {6, 16};
-    default:
-      return {4, 8};
-  }
+  const std::string isa = t.kernelIsa();
+  for (const cpu_kernels::IsaTiles& i : cpu_kernels::kIsas)
+    if (i.isa == isa) return {i.mr, i.nr};
+  return {cpu_kernels::kIsas[0].mr, cpu_kernels::kIsas[0].nr};  // every kernelIsa() is listed
 }
 
 /// gemm_pack_floats of kernels/cpu/gemm.h: one thread's B block for an N x K product.
 int64_t packFloatsPerThread(int64_t N, int64_t K, const Tiles& t) {
-  const int64_t kKC = 256, kNC = 8 * t.nr;
+  const int64_t kKC = cpu_kernels::kKC, kNC = 8 * t.nr;
   const int64_t kc = std::min(K, kKC), nc = std::min((N + t.nr - 1) / t.nr * t.nr, kNC);
   return (kc * nc + 15) / 16 * 16;
 }
@@ -39,7 +35,7 @@ int64_t packedAFloats(int64_t M, int64_t K, const Tiles& t) {
 /// pack_a of kernels/cpu/gemm.h: strips of mr rows, zero past M, k-block major (the layout of
 /// its packed_a_index: rows [k0, k0 + kc) of every strip, strip after strip, then the next block).
 void packA(const float* a, int64_t lda, int64_t M, int64_t K, const Tiles& t, float* dst) {
-  const int64_t kKC = 256, mpad = (M + t.mr - 1) / t.mr * t.mr;
+  const int64_t kKC = cpu_kernels::kKC, mpad = (M + t.mr - 1) / t.mr * t.mr;
   for (int64_t s = 0; s * t.mr < M; ++s)
     for (int64_t r = 0; r < t.mr; ++r) {
       const int64_t m = s * t.mr + r;
@@ -65,6 +61,20 @@ std::vector<float> packBPanels(const float* b, int64_t K, int64_t N, int64_t sk,
 std::string tileName(const Target& t) {
   Tiles tl = tilesFor(t);
   return fmt::format("{}_{}x{}", t.kernelIsa(), tl.mr, tl.nr);
+}
+
+std::string cpuKernel(cpu_kernels::Kernel k, const Target& t) {
+  const cpu_kernels::KernelInfo& info = cpu_kernels::kKernels[size_t(k)];
+  const std::string name = "kiln_cpu::" + std::string(info.name);
+  switch (info.suffix) {
+    case cpu_kernels::Suffix::kTile:
+      return name + "__" + tileName(t);
+    case cpu_kernels::Suffix::kIsa:
+      return name + "__" + t.kernelIsa();
+    case cpu_kernels::Suffix::kNone:
+      break;
+  }
+  return name;
 }
 
 /// The generated code must agree with the tiles the compiler packed for.
@@ -184,7 +194,7 @@ void emitPackedB(EmitContext& ctx, int64_t rows, int64_t N, int64_t K, const flo
   if (choice == "gemv") {
     ctx.useHeader("kiln_cpu/gemv.h");
     ctx.call(
-        "kiln_cpu::gemv_f32_packed_b__" + tileName(target),
+        cpuKernel(cpu_kernels::Kernel::gemv_f32_packed_b, target),
         tileCheck(target) +
             fmt::format("kiln_cpu::gemv_f32_packed_b({}, {}, {}, {}, {}, {}, {}, {}, {}, {});",
                         rows, N, K, ctx.input(0), K, bp, ctx.output(0), N, epi, ctx.threadPool()));
@@ -192,7 +202,7 @@ void emitPackedB(EmitContext& ctx, int64_t rows, int64_t N, int64_t K, const flo
   }
   if (rowA) {
     ctx.call(
-        "kiln_cpu::gemm_f32_rowa_packed_b__" + tileName(target),
+        cpuKernel(cpu_kernels::Kernel::gemm_f32_rowa_packed_b, target),
         tileCheck(target) +
             fmt::format(
                 "kiln_cpu::gemm_f32_rowa_packed_b({}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {});",
@@ -201,7 +211,7 @@ void emitPackedB(EmitContext& ctx, int64_t rows, int64_t N, int64_t K, const flo
   }
   std::string scratch = floatScratch(ctx, packedAFloats(rows, K, tiles));
   ctx.call(
-      "kiln_cpu::gemm_f32_packed_b__" + tileName(target),
+      cpuKernel(cpu_kernels::Kernel::gemm_f32_packed_b, target),
       tileCheck(target) +
           fmt::format(
               "kiln_cpu::gemm_f32_packed_b({}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {});", rows,
@@ -253,7 +263,7 @@ Expected<bool> emitCpuGemm(const Node& n, EmitContext& ctx, bool fused) {
   if (transB) return false;
   std::string scratch = floatScratch(
       ctx, packedAFloats(M, K, tiles) + packFloatsPerThread(N, K, tiles) * ctx.threads());
-  ctx.call("kiln_cpu::gemm_f32__" + tileName(target),
+  ctx.call(cpuKernel(cpu_kernels::Kernel::gemm_f32, target),
            fmt::format("kiln_cpu::gemm_f32({}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {});", M, N,
                        K, ctx.input(0), K, ctx.input(1), N, ctx.output(0), N, epi, scratch,
                        ctx.threadPool()));
@@ -289,7 +299,7 @@ Expected<bool> emitCpuMatMul(const Node& n, EmitContext& ctx, bool fused) {
                                 colBias, residual, N);
   std::string scratch = floatScratch(
       ctx, packedAFloats(M, K, tiles) + packFloatsPerThread(N, K, tiles) * ctx.threads());
-  ctx.call("kiln_cpu::matmul_f32__" + tileName(target),
+  ctx.call(cpuKernel(cpu_kernels::Kernel::matmul_f32, target),
            fmt::format("kiln_cpu::matmul_f32({}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {});",
                        g.batch.size(), ctx.constArray(g.batch), ctx.constArray(g.aStrides),
                        ctx.constArray(g.bStrides), M, N, K, ctx.input(0), ctx.input(1),
@@ -349,7 +359,7 @@ Expected<bool> emitCpuConvTranspose(const Node& n, EmitContext& ctx,
       ctx, ((Mk * block + 15) / 16 * 16 + packFloatsPerThread(block, C, tiles)) * ctx.threads());
   useCpuHeaders(ctx, "kiln_cpu/conv.h");
   ctx.call(
-      "kiln_cpu::conv_transpose2d_f32__" + tileName(target),
+      cpuKernel(cpu_kernels::Kernel::conv_transpose2d_f32, target),
       tileCheck(target) +
           fmt::format("kiln_cpu::conv_transpose2d_f32(kiln_cpu::Conv2dShape{{{}}}, {}, {}, "
                       "{}, {}, kiln_cpu::make_epilogue({}, {}, {}, {}, 0), {}, {});",
@@ -379,7 +389,7 @@ Expected<bool> emitCpuMaxPool(const Node& n, EmitContext& ctx) {
       w.strides[r - 1], two ? w.dilations[0] : 1, w.dilations[r - 1], two ? w.pads[0] : 0,
       w.pads[r - 1]};
   ctx.useHeader("kiln_cpu/pool.h");
-  ctx.call("kiln_cpu::max_pool2d_f32__" + ctx.target().kernelIsa(),
+  ctx.call(cpuKernel(cpu_kernels::Kernel::max_pool2d_f32, ctx.target()),
            fmt::format("kiln_cpu::max_pool2d_f32(kiln_cpu::Pool2dShape{{{}}}, {}, {}, {});",
                        fmt::join(s, ", "), ctx.input(0), ctx.output(0), ctx.threadPool()));
   return true;
@@ -403,7 +413,7 @@ Expected<bool> emitCpuSoftmax(const Node& n, EmitContext& ctx, int64_t rows, int
   if (!ctx.target().optimizedKernels() || !allF32(n) || inner != 1 || cols <= 0) return false;
   if (n.opType() != "Softmax" && n.opType() != "LogSoftmax") return false;
   ctx.useHeader("kiln_cpu/rowwise.h");
-  ctx.call("kiln_cpu::softmax_rows_f32__" + ctx.target().kernelIsa(),
+  ctx.call(cpuKernel(cpu_kernels::Kernel::softmax_rows_f32, ctx.target()),
            fmt::format("kiln_cpu::softmax_rows_f32({}, {}, {}, {}, {}, {});", rows, cols,
                        ctx.input(0), ctx.output(0), n.opType() == "LogSoftmax", ctx.threadPool()));
   return true;
@@ -419,7 +429,7 @@ Expected<bool> emitCpuLayerNorm(const Node& n, EmitContext& ctx, int64_t rows, i
   };
   ctx.useHeader("kiln_cpu/rowwise.h");
   ctx.call(
-      "kiln_cpu::layer_norm_rows_f32__" + ctx.target().kernelIsa(),
+      cpuKernel(cpu_kernels::Kernel::layer_norm_rows_f32, ctx.target()),
       fmt::format("kiln_cpu::layer_norm_rows_f32({}, {}, {}, {}, {}, {}, {}, {}, {}, {});", rows,
                   cols, ctx.input(0), ctx.input(1),
                   n.input(2) ? ctx.input(2) : std::string("static_cast<const float*>(nullptr)"),
@@ -437,7 +447,7 @@ Expected<bool> emitCpuEltwise(const Node& n, EmitContext& ctx) {
   if (n.opType() == "GlobalAveragePool" && x.size() >= 2) {
     const int64_t planes = x[0] * x[1];
     ctx.useHeader("kiln_cpu/eltwise.h");
-    ctx.call("kiln_cpu::global_average_pool_f32__" + ctx.target().kernelIsa(),
+    ctx.call(cpuKernel(cpu_kernels::Kernel::global_average_pool_f32, ctx.target()),
              fmt::format("kiln_cpu::global_average_pool_f32({}, {}, {}, {}, {});", planes,
                          count / planes, ctx.input(0), ctx.output(0), ctx.threadPool()));
     return true;

@@ -7,11 +7,13 @@
 #include <string>
 #include <vector>
 
+#include "kiln/cpu_kernel_table.h"
 #include "kiln/ops/emit.h"
 
 namespace kiln::cpu_detail {
 
-/// The microkernel tiles of kernels/cpu/gemm.h for a target (kMR rows, kNR columns).
+/// The microkernel tiles of kernels/cpu/gemm.h for a target (kMR rows, kNR columns), from
+/// kernels/cpu/manifest.json.
 struct Tiles {
   int64_t mr, nr;
 };
@@ -27,6 +29,9 @@ std::vector<float> packBPanels(const float* b, int64_t K, int64_t N, int64_t sk,
                                const Tiles& t);
 /// "<isa>_<mr>x<nr>", for kernel names.
 std::string tileName(const Target& t);
+/// The name of a call of kernel `k` (kernels/cpu/manifest.json) for the target:
+/// "kiln_cpu::<name>" and the suffix the manifest gives it ("__avx512_12x32", "__avx2", none).
+std::string cpuKernel(cpu_kernels::Kernel k, const Target& t);
 /// A static_assert that the generated code's kiln_cpu tiles are the ones packed for.
 std::string tileCheck(const Target& t);
 /// A `float*` scratch expression of `floats` floats (nullptr for none).

@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "cpu_emit.h"
+#include "cpu_emit_support.h"
 #include "emit_support.h"
 #include "kiln/ops/fused.h"
 #include "kiln/ops/registry.h"
@@ -211,7 +212,7 @@ Status emitAttention(const Node& n, EmitContext& ctx) {
                   S, Skv, D, Dv, rowStride, colStride, floatLiteral(n.attrFloat("scale", 1.0f)),
                   scaleAt, n.attrInt("scale_divides", 0) != 0 ? "true" : "false", batchOffsets);
   ctx.call(
-      "kiln_cpu::attention_f32__" + ctx.target().kernelIsa(),
+      cpu_detail::cpuKernel(cpu_kernels::Kernel::attention_f32, ctx.target()),
       fmt::format("static_assert(kiln_cpu::attention_scratch_floats({}, {}, {}, {}) == {}, "
                   "\"kiln and kiln_cpu disagree on the attention scratch\"); "
                   "kiln_cpu::attention_f32({}, {}, {}, {}, {}, {}, "

@@ -2,6 +2,7 @@
 // LogSumExp) and ArgMax/ArgMin: calls of kernels/ref/reduce.h.
 #include <algorithm>
 
+#include "cpu_emit_support.h"
 #include "emit_support.h"
 
 namespace kiln {
@@ -89,7 +90,7 @@ Status emitReduce(const Node& n, EmitContext& ctx) {
     const int64_t inner = dimsProduct(x, e, x.size()), mid = dimsProduct(x, b, e);
     if (oneRun && inner > 1 && mid > 0) {
       ctx.useHeader("kiln_cpu/eltwise.h");
-      ctx.call("kiln_cpu::mean_middle_f32__" + ctx.target().kernelIsa(),
+      ctx.call(cpu_detail::cpuKernel(cpu_kernels::Kernel::mean_middle_f32, ctx.target()),
                fmt::format("kiln_cpu::mean_middle_f32({}, {}, {}, {}, {}, {});",
                            dimsProduct(x, 0, b), mid, inner, ctx.input(0), ctx.output(0),
                            ctx.threadPool()));

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <numeric>
 
+#include "cpu_emit_support.h"
 #include "emit_support.h"
 
 namespace kiln {
@@ -68,7 +69,7 @@ bool emitUpsampleNearest(const Node& n, EmitContext& ctx, const std::vector<int6
   }
   if (in[0] * in[1] <= 0) return false;
   ctx.useHeader("kiln_cpu/resize.h");
-  ctx.call("kiln_cpu::upsample_nearest2d_f32__" + ctx.target().kernelIsa(),
+  ctx.call(cpu_detail::cpuKernel(cpu_kernels::Kernel::upsample_nearest2d_f32, ctx.target()),
            fmt::format("kiln_cpu::upsample_nearest2d_f32({}, {}, {}, {}, {}, {}, {}, {});",
                        in[0] * in[1], in[2], in[3], f[0], f[1], ctx.input(0), ctx.output(0),
                        ctx.threadPool()));

@@ -2,6 +2,7 @@
 // when only size-1 axes move, else kernels/ref's general transpose.
 #include <numeric>
 
+#include "cpu_emit_support.h"
 #include "emit_support.h"
 
 namespace kiln {
@@ -47,7 +48,7 @@ Status emitTranspose(const Node& n, EmitContext& ctx) {
     const int64_t batch = b ? size(groups[0]) : 1, rows = size(groups[b + 1]), cols = size(groups[b]);
     const char* type = bits == 32 ? "uint32_t" : bits == 16 ? "uint16_t" : bits == 8 ? "uint8_t" : "uint64_t";
     ctx.useHeader("kiln_cpu/transpose.h");
-    ctx.call("kiln_cpu::transpose_2d",
+    ctx.call(cpu_detail::cpuKernel(cpu_kernels::Kernel::transpose_2d, ctx.target()),
              fmt::format("kiln_cpu::transpose_2d<{0}>({1}, {2}, {3}, reinterpret_cast<const {0}*>({4}), "
                          "reinterpret_cast<{0}*>({5}), {6});",
                          type, batch, rows, cols, ctx.input(0), ctx.output(0), ctx.threadPool()));

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "cpu_emit.h"
+#include "cpu_emit_support.h"
 #include "emit_support.h"
 #include "kiln/ops/fused.h"
 #include "shape_math.h"
@@ -50,7 +51,7 @@ Expected<bool> emitCpuVectorUnary(const Node& n, EmitContext& ctx) {
   ctx.useHeader("kiln_ref/elementwise.h");
   ctx.useHeader("kiln_cpu/eltwise.h");
   const std::string out = ctx.outputInPlace(0, {0});
-  ctx.call("kiln_cpu::map_n_f32__" + ctx.target().kernelIsa(),
+  ctx.call(cpu_detail::cpuKernel(cpu_kernels::Kernel::map_n_f32, ctx.target()),
            fmt::format("kiln_cpu::map_n_f32({}, {}, [](kiln_cpu::V::R a) {{ return {}; }}, {}, "
                        "kiln_cpu::Dense{{{}}});",
                        count, out, call, poolFor(ctx, count), ctx.input(0)));
@@ -89,7 +90,7 @@ Expected<bool> emitCpuVectorChain(const Node& n, const Graph& body, EmitContext&
   std::vector<std::string> ops = splat;
   if (strided.empty()) {
     for (size_t i : dense) ops[i] = fmt::format("kiln_cpu::Dense{{{}}}", ctx.input(i));
-    ctx.call("kiln_cpu::map_n_f32__" + ctx.target().kernelIsa(),
+    ctx.call(cpu_detail::cpuKernel(cpu_kernels::Kernel::map_n_f32, ctx.target()),
              fmt::format("kiln_cpu::map_n_f32({}, {}, {}, {}, {});", count, ctx.output(0), lambda,
                          poolFor(ctx, count), fmt::join(ops, ", ")));
     return true;
@@ -110,7 +111,7 @@ Expected<bool> emitCpuVectorChain(const Node& n, const Graph& body, EmitContext&
   }
   for (size_t i : dense)  // the output's own strides
     ops[i] = fmt::format("kiln_cpu::Nested<1>{{{}, {}, {}}}", ctx.input(i), d[1] * d[2], d[2]);
-  ctx.call("kiln_cpu::map_nest_f32__" + ctx.target().kernelIsa(),
+  ctx.call(cpu_detail::cpuKernel(cpu_kernels::Kernel::map_nest_f32, ctx.target()),
            fmt::format("kiln_cpu::map_nest_f32({}, {}, {}, {}, {}, {}, {});", d[0], d[1], d[2],
                        ctx.output(0), lambda, d[0] > 1 ? poolFor(ctx, count) : "nullptr",
                        fmt::join(ops, ", ")));

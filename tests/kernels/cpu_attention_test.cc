@@ -8,6 +8,7 @@
 #include <cmath>
 
 #include "cpu_kernels_check.h"
+#include "kernel_sweep.h"
 #include "kiln_cpu/attention.h"
 
 namespace {
@@ -136,3 +137,13 @@ TEST(CpuAttention, BitIdenticalToTheUnfusedOps) {
 }
 
 }  // namespace
+
+namespace kiln_cpu_test {
+
+/// A manifest case: 2 batches of S queries over Skv keys, head sizes D and Dv, no mask or a
+/// padding row per batch (mask 4), Q scaled.
+void check_attention_f32(const SweepCase& k) {
+  check(Case{2, k["S"], k["Skv"], k["D"], k["Dv"], kiln_cpu::kScaleQ, false, int(k["mask"])});
+}
+
+}  // namespace kiln_cpu_test

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "cpu_kernels_check.h"
+#include "kernel_sweep.h"
 #include "kiln_cpu/conv_nhwc.h"
 #include "kiln_cpu/conv_nhwc_fused.h"
 #include "kiln_cpu/gemm.h"
@@ -121,3 +122,17 @@ INSTANTIATE_TEST_SUITE_P(CpuKernels, FusedCases, ::testing::ValuesIn(kFusedCases
                          });
 
 }  // namespace
+
+namespace kiln_cpu_test {
+
+/// A manifest case: N = 1, Cin channels expanded to C, H x W, a 3x3 depthwise conv at stride S
+/// with pads 1: MobileNetV2's Relu6 pair with bias, and no activation then Relu with residual.
+void check_nhwc_expand_dw_f32(const SweepCase& k) {
+  const int64_t S = k["S"];
+  const FusedCase c{"sweep", 1, k["Cin"], k["C"], k["H"], k["W"], 3, 3, S, S, 1, 1, 1, 1, 1, 1};
+  const kiln_ref::Clip<float> relu6{0.0f, 6.0f};
+  checkFused(c, relu6, relu6, true, false, 61);
+  checkFused(c, kiln_ref::NoActivation{}, kiln_ref::Relu{}, false, true, 62);
+}
+
+}  // namespace kiln_cpu_test

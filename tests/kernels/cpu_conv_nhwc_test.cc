@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "cpu_kernels_check.h"
+#include "kernel_sweep.h"
 #include "kiln_cpu/conv.h"
 #include "kiln_cpu/conv_nhwc.h"
 #include "kiln_cpu/gemm.h"
@@ -220,3 +221,16 @@ TEST(CpuKernels, DepthwiseNhwcPackWeights) {
 }
 
 }  // namespace
+
+namespace kiln_cpu_test {
+
+/// A manifest case: N = 1, C channels of H x W, a KS x KS kernel at stride S with "same" pads,
+/// on exact data with bias, residual and Clip, and on random data with bias, residual and Elu.
+void check_depthwise_conv2d_nhwc_f32(const SweepCase& k) {
+  const int64_t KS = k["KS"], S = k["S"], P = KS / 2;
+  const NhwcCase c{"sweep", 1, k["C"], k["H"], k["W"], KS, KS, S, S, 1, 1, P, P, P, P};
+  checkNhwc(c, kiln_ref::Clip<float>{-1.5f, 2.0f}, true, true, Data::kExact, 51);
+  checkNhwc(c, kiln_ref::Elu{1.0f}, true, true, Data::kRandom, 52);
+}
+
+}  // namespace kiln_cpu_test

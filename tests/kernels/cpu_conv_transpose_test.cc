@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "cpu_kernels_check.h"
+#include "kernel_sweep.h"
 #include "kiln_cpu/conv.h"
 #include "kiln_cpu/parallel.h"
 #include "kiln_ref/conv.h"
@@ -43,9 +44,9 @@ void PrintTo(const TransposeCase& c, std::ostream* os) { *os << c.name; }
 
 class TransposeCases : public ::testing::TestWithParam<TransposeCase> {};
 
-TEST_P(TransposeCases, MatchesReference) {
-  KILN_REQUIRE_ISA();
-  const TransposeCase& c = GetParam();
+/// conv_transpose2d_f32 on one case (exact data): bit for bit against kiln_ref, at 1-3 threads,
+/// plain and with a fused Relu + residual epilogue.
+void checkTranspose(const TransposeCase& c) {
   const kiln_cpu::Conv2dShape s{1,    c.C,  c.H,  c.W,  c.M,  c.KH, c.KW, c.OH,
                                 c.OW, c.SH, c.SW, c.DH, c.DW, c.PH, c.PW, 1};
   const int64_t taps = c.KH * c.KW, Mk = c.M * taps, y_floats = c.M * c.OH * c.OW;
@@ -99,7 +100,23 @@ TEST_P(TransposeCases, MatchesReference) {
   }
 }
 
+TEST_P(TransposeCases, MatchesReference) {
+  KILN_REQUIRE_ISA();
+  checkTranspose(GetParam());
+}
+
 INSTANTIATE_TEST_SUITE_P(CpuKernels, TransposeCases, ::testing::ValuesIn(kTransposeCases),
                          [](const auto& info) { return std::string(info.param.name); });
 
 }  // namespace
+
+namespace kiln_cpu_test {
+
+/// A manifest case: C x H x W in, M out, a KS x KS kernel at stride S, no pads (the full output).
+void check_conv_transpose2d_f32(const SweepCase& k) {
+  const int64_t H = k["H"], W = k["W"], KS = k["KS"], S = k["S"];
+  checkTranspose(TransposeCase{"sweep", k["C"], H, W, k["M"], KS, KS, S, S, 1, 1, 0, 0,
+                               (H - 1) * S + KS, (W - 1) * S + KS});
+}
+
+}  // namespace kiln_cpu_test

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "cpu_kernels_check.h"
+#include "kernel_sweep.h"
 #include "kiln_cpu/gemm.h"
 #include "kiln_cpu/gemv.h"
 #include "kiln_cpu/parallel.h"
@@ -65,28 +66,9 @@ void checkGemv(const GemmCase& g, Act act, Data data, uint64_t seed) {
     EXPECT_TRUE(identical(base, runGemv(threadPool(t)))) << t << " threads";
 }
 
-// M = 5: a second chunk of rows after kGemvMaxRows.
-const int64_t kGemvM[] = {1, 2, 3, 4, 5};
-const std::vector<int64_t> kGemvN =
-    distinct({1, kNR - 1, kNR, kNR + 1, 31, 32, 33, 4 * kNR + 1, 1000});
-const int64_t kGemvK[] = {0, 1, 7, 256, 257, 1280};
-
-class GemvSweep : public ::testing::TestWithParam<std::tuple<int64_t, int64_t>> {};
-
-TEST_P(GemvSweep, MatchesReferenceAndDriver) {
-  KILN_REQUIRE_ISA();
-  const auto [M, K] = GetParam();
-  for (int64_t N : kGemvN) sweepChecks([](auto... args) { checkGemv(args...); }, M, N, K);
-}
-
-INSTANTIATE_TEST_SUITE_P(CpuKernels, GemvSweep,
-                         ::testing::Combine(::testing::ValuesIn(kGemvM),
-                                            ::testing::ValuesIn(kGemvK)),
-                         nameMK);
-
-/// Every bias/residual combination with each activation (ScalarOnly<kiln_ref::Sigmoid>: not in registers,
-/// the scalar pass over the stored row), on shapes with a partial last panel, a partial group of
-/// panels, and a k block boundary.
+/// Every bias/residual combination with each activation (ScalarOnly<kiln_ref::Sigmoid>: not in
+/// registers, the scalar pass over the stored row), on shapes with a partial last panel, a partial
+/// group of panels, and a k block boundary.
 TEST(CpuKernels, GemvEpilogues) {
   KILN_REQUIRE_ISA();
   auto each = [](auto act) {
@@ -131,3 +113,13 @@ TEST(CpuKernels, GemvSpecialValues) {
 }
 
 }  // namespace
+
+namespace kiln_cpu_test {
+
+/// A manifest case (M, N, K; M = 5 is a second chunk of rows after kGemvMaxRows): sweepChecks'
+/// two epilogues.
+void check_gemv_f32_packed_b(const SweepCase& c) {
+  sweepChecks([](auto... args) { checkGemv(args...); }, c["M"], c["N"], c["K"]);
+}
+
+}  // namespace kiln_cpu_test

@@ -12,7 +12,9 @@
 #include <vector>
 
 #include "cpu_kernels_check.h"
+#include "kernel_sweep.h"
 #include "kiln_cpu/eltwise.h"
+#include "kiln_cpu/resize.h"
 #include "kiln_cpu/rowwise.h"
 #include "kiln_cpu/transpose.h"
 #include "kiln_cpu/vmath.h"
@@ -97,19 +99,63 @@ TEST(CpuMath, ErfGeluSigmoidWithinStatedBounds) {
   EXPECT_TRUE(std::isnan(nan[0]));
 }
 
-struct RowCase {
-  int64_t rows, cols;
-};
-
-const RowCase kRowCases[] = {
-    {1, 1},  {3, V::kLanes - 1}, {2, V::kLanes},         {5, V::kLanes + 1},
-    {7, 13}, {4, 128},           {3, 3 * V::kLanes + 5}, {2, 1000},
-    {33, 64}};
-
-TEST(CpuRowwise, SoftmaxAndLogSoftmaxMatchReference) {
+TEST(CpuRowwise, SoftmaxRowsWithNanOrInfinityFollowTheReference) {
   KILN_REQUIRE_ISA();
-  Rng rng{11};
-  for (const RowCase& c : kRowCases) {
+  const float inf = std::numeric_limits<float>::infinity();
+  const int64_t cols = V::kLanes + 3;
+  for (float special : {std::nanf(""), inf, -inf}) {
+    for (int64_t at : {int64_t(0), cols - 1}) {
+      Vec x(size_t(2 * cols), 0.5f);
+      x[size_t(cols + at)] = special;  // row 1 only
+      for (bool log : {false, true}) {
+        Vec want(x.size()), got(x.size());
+        if (log)
+          kiln_ref::log_softmax<float>(2, cols, 1, x.data(), want.data());
+        else
+          kiln_ref::softmax<float>(2, cols, 1, x.data(), want.data());
+        kiln_cpu::softmax_rows_f32(2, cols, x.data(), got.data(), log, nullptr);
+        for (int64_t i = cols; i < 2 * cols; ++i) {
+          const float w = want[size_t(i)], g = got[size_t(i)];
+          EXPECT_TRUE((std::isnan(w) && std::isnan(g)) || w == g)
+              << "special " << special << " at " << at << " col " << i - cols << ": " << w << " vs "
+              << g;
+        }
+      }
+    }
+  }
+}
+
+TEST(CpuEltwise, SigmoidMapWithinFourUlps) {
+  KILN_REQUIRE_ISA();
+  Rng rng{3};
+  for (int64_t n : {int64_t(1), int64_t(V::kLanes + 3), kiln_cpu::kMapChunk + 17}) {
+    Vec x = filled(n, Data::kRandom, rng);
+    for (float& v : x) v *= 20.0f;
+    Vec first;
+    for (int threads : {1, 2, 3}) {
+      Vec y(size_t(n + kGuard), kSentinel);
+      kiln_cpu::map_n_f32(
+          n, y.data(), [](V::R v) { return kiln_cpu::vapply(kiln_ref::Sigmoid{}, v); },
+          threads == 1 ? nullptr : threadPool(threads), kiln_cpu::Dense{x.data()});
+      EXPECT_TRUE(untouched(y, 0, 0, 0, n));
+      for (int64_t i = 0; i < n; ++i)
+        ASSERT_LE(ulps(1.0 / (1.0 + std::exp(-double(x[size_t(i)]))), y[size_t(i)]), 4.0) << i;
+      if (first.empty()) first = y;
+      EXPECT_TRUE(identical(first, y));
+    }
+  }
+}
+
+}  // namespace
+
+namespace kiln_cpu_test {
+
+/// softmax_rows_f32 (and log) on rows x cols of values in [-12, 12]: within 8 eps of kiln_ref,
+/// identical at 1-3 threads and in place.
+void check_softmax_rows_f32(const SweepCase& k) {
+  const struct { int64_t rows, cols; } c{k["rows"], k["cols"]};
+  Rng rng{uint64_t(11 + c.rows * 1000 + c.cols)};
+  {
     for (bool log : {false, true}) {
       Vec x = filled(c.rows * c.cols, Data::kRandom, rng);
       for (float& v : x) v *= 12.0f;
@@ -140,36 +186,12 @@ TEST(CpuRowwise, SoftmaxAndLogSoftmaxMatchReference) {
   }
 }
 
-TEST(CpuRowwise, SoftmaxRowsWithNanOrInfinityFollowTheReference) {
-  KILN_REQUIRE_ISA();
-  const float inf = std::numeric_limits<float>::infinity();
-  const int64_t cols = V::kLanes + 3;
-  for (float special : {std::nanf(""), inf, -inf}) {
-    for (int64_t at : {int64_t(0), cols - 1}) {
-      Vec x(size_t(2 * cols), 0.5f);
-      x[size_t(cols + at)] = special;  // row 1 only
-      for (bool log : {false, true}) {
-        Vec want(x.size()), got(x.size());
-        if (log)
-          kiln_ref::log_softmax<float>(2, cols, 1, x.data(), want.data());
-        else
-          kiln_ref::softmax<float>(2, cols, 1, x.data(), want.data());
-        kiln_cpu::softmax_rows_f32(2, cols, x.data(), got.data(), log, nullptr);
-        for (int64_t i = cols; i < 2 * cols; ++i) {
-          const float w = want[size_t(i)], g = got[size_t(i)];
-          EXPECT_TRUE((std::isnan(w) && std::isnan(g)) || w == g)
-              << "special " << special << " at " << at << " col " << i - cols << ": " << w << " vs "
-              << g;
-        }
-      }
-    }
-  }
-}
-
-TEST(CpuRowwise, LayerNormMatchesReference) {
-  KILN_REQUIRE_ISA();
-  Rng rng{5};
-  for (const RowCase& c : kRowCases) {
+/// layer_norm_rows_f32 on rows x cols (with and without bias) against kiln_ref, with its
+/// optional Mean and InvStdDev outputs, identical at 1-3 threads.
+void check_layer_norm_rows_f32(const SweepCase& k) {
+  const struct { int64_t rows, cols; } c{k["rows"], k["cols"]};
+  Rng rng{uint64_t(5 + c.rows * 1000 + c.cols)};
+  {
     for (bool withBias : {true, false}) {
       Vec x = filled(c.rows * c.cols, Data::kRandom, rng);
       for (size_t i = 0; i < x.size(); ++i) x[i] = x[i] * 3.0f + float(i % 7);
@@ -205,27 +227,11 @@ TEST(CpuRowwise, LayerNormMatchesReference) {
   }
 }
 
-TEST(CpuEltwise, SigmoidAndGlobalAveragePoolMatchReference) {
-  KILN_REQUIRE_ISA();
-  Rng rng{3};
-  for (int64_t n : {int64_t(1), int64_t(V::kLanes + 3), kiln_cpu::kMapChunk + 17}) {
-    Vec x = filled(n, Data::kRandom, rng);
-    for (float& v : x) v *= 20.0f;
-    Vec first;
-    for (int threads : {1, 2, 3}) {
-      Vec y(size_t(n + kGuard), kSentinel);
-      kiln_cpu::map_n_f32(
-          n, y.data(), [](V::R v) { return kiln_cpu::vapply(kiln_ref::Sigmoid{}, v); },
-          threads == 1 ? nullptr : threadPool(threads), kiln_cpu::Dense{x.data()});
-      EXPECT_TRUE(untouched(y, 0, 0, 0, n));
-      for (int64_t i = 0; i < n; ++i)
-        ASSERT_LE(ulps(1.0 / (1.0 + std::exp(-double(x[size_t(i)]))), y[size_t(i)]), 4.0) << i;
-      if (first.empty()) first = y;
-      EXPECT_TRUE(identical(first, y));
-    }
-  }
-  for (auto [planes, spatial] :
-       {std::pair<int64_t, int64_t>{3, 1}, {5, 2 * V::kLanes + 3}, {7, 49}, {2, 4096}}) {
+/// global_average_pool_f32 on planes x spatial against kiln_ref, at 2 threads.
+void check_global_average_pool_f32(const SweepCase& k) {
+  const int64_t planes = k["planes"], spatial = k["spatial"];
+  Rng rng{uint64_t(3 + planes * 10000 + spatial)};
+  {
     const Vec x = filled(planes * spatial, Data::kRandom, rng);
     Vec want(static_cast<size_t>(planes)), got(size_t(planes + kGuard), kSentinel);
     kiln_ref::global_average_pool<float>(planes, spatial, x.data(), want.data());
@@ -237,16 +243,12 @@ TEST(CpuEltwise, SigmoidAndGlobalAveragePoolMatchReference) {
   }
 }
 
-// mean_middle_f32: a channels-last GlobalAveragePool (and ReduceMean over middle axes), every
-// inner width around the vector blocks, identical at any thread count.
-TEST(CpuEltwise, MeanMiddle) {
-  Rng rng{5};
-  for (auto [outer, mid, inner] : {std::array<int64_t, 3>{1, 1, 2},
-                                   {2, 49, 3},
-                                   {3, 7, V::kLanes},
-                                   {1, 9, 4 * V::kLanes + 1},
-                                   {2, 400, 96},
-                                   {1, 5, 300}}) {
+/// mean_middle_f32: a channels-last GlobalAveragePool (and ReduceMean over middle axes) of
+/// outer x mid x inner, within rounding of a double sum, identical at any thread count.
+void check_mean_middle_f32(const SweepCase& k) {
+  const int64_t outer = k["outer"], mid = k["mid"], inner = k["inner"];
+  Rng rng{uint64_t(5 + outer * 100000 + mid * 1000 + inner)};
+  {
     const Vec x = filled(outer * mid * inner, Data::kRandom, rng);
     Vec first;
     for (int threads : {1, 2, 3}) {
@@ -267,15 +269,11 @@ TEST(CpuEltwise, MeanMiddle) {
   }
 }
 
-// transpose_2d: exact, on tile edges and ragged sizes, batched, any thread count.
-TEST(CpuEltwise, Transpose2d) {
-  Rng rng{6};
-  for (auto [batch, rows, cols] : {std::array<int64_t, 3>{1, 1, 1},
-                                   {1, 16, 16},
-                                   {2, 17, 33},
-                                   {1, 32, 12544},
-                                   {3, 49, 7},
-                                   {1, 300, 257}}) {
+/// transpose_2d: exact, batch x rows x cols, any thread count.
+void check_transpose_2d(const SweepCase& k) {
+  const int64_t batch = k["batch"], rows = k["rows"], cols = k["cols"];
+  Rng rng{uint64_t(6 + batch * 100000 + rows * 1000 + cols)};
+  {
     const Vec x = filled(batch * rows * cols, Data::kRandom, rng);
     for (int threads : {1, 2, 3}) {
       Vec got(size_t(batch * rows * cols + kGuard), kSentinel);
@@ -291,4 +289,25 @@ TEST(CpuEltwise, Transpose2d) {
   }
 }
 
-}  // namespace
+/// upsample_nearest2d_f32: planes of H x W to (H * FH) x (W * FW), each output the input at
+/// (oh / FH, ow / FW): exact, any thread count.
+void check_upsample_nearest2d_f32(const SweepCase& k) {
+  const int64_t planes = k["planes"], H = k["H"], W = k["W"], fh = k["FH"], fw = k["FW"];
+  const int64_t OH = H * fh, OW = W * fw, y_floats = planes * OH * OW;
+  Rng rng{7};
+  const Vec x = filled(planes * H * W, Data::kRandom, rng);
+  for (int threads : {1, 2, 3}) {
+    Vec got(size_t(y_floats + kGuard), kSentinel);
+    kiln_cpu::upsample_nearest2d_f32(planes, H, W, fh, fw, x.data(), got.data(),
+                                     threads == 1 ? nullptr : threadPool(threads));
+    EXPECT_TRUE(untouched(got, 0, 0, 0, y_floats)) << threads << " threads";
+    for (int64_t p = 0; p < planes; ++p)
+      for (int64_t oh = 0; oh < OH; ++oh)
+        for (int64_t ow = 0; ow < OW; ++ow)
+          ASSERT_EQ(got[size_t((p * OH + oh) * OW + ow)],
+                    x[size_t((p * H + oh / fh) * W + ow / fw)])
+              << "plane " << p << " at " << oh << "," << ow << ", " << threads << " threads";
+  }
+}
+
+}  // namespace kiln_cpu_test

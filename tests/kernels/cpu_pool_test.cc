@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "cpu_kernels_check.h"
+#include "kernel_sweep.h"
 #include "kiln_cpu/parallel.h"
 #include "kiln_cpu/pool.h"
 #include "kiln_ref/pool.h"
@@ -71,9 +72,7 @@ class PoolCases : public ::testing::TestWithParam<PoolCase> {};
 // Planes of plain values, all NaN, -inf with NaNs, signed zeros, values with NaNs, and values
 // with bands of NaN and of -inf: the reference's NaN rules (ignored unless every tap is NaN) and
 // first-of-equal-taps ties.
-TEST_P(PoolCases, MaxPoolMatchesReference) {
-  KILN_REQUIRE_ISA();
-  const PoolCase& c = GetParam();
+void checkPool(const PoolCase& c) {
   const int64_t planes = 6, HW = c.H * c.W;
   const int64_t OH = (c.H + c.pt + c.pb - c.DH * (c.KH - 1) - 1) / c.SH + 1 + (c.H > 1) * c.extra;
   const int64_t OW = (c.W + c.pl + c.pr - c.DW * (c.KW - 1) - 1) / c.SW + 1 + c.extra;
@@ -111,7 +110,22 @@ TEST_P(PoolCases, MaxPoolMatchesReference) {
   EXPECT_TRUE(sameValues(want, base));
 }
 
+TEST_P(PoolCases, MaxPoolMatchesReference) {
+  KILN_REQUIRE_ISA();
+  checkPool(GetParam());
+}
+
 INSTANTIATE_TEST_SUITE_P(CpuKernels, PoolCases, ::testing::ValuesIn(kPoolCases),
                          [](const auto& info) { return std::string(info.param.name); });
 
 }  // namespace
+
+namespace kiln_cpu_test {
+
+/// A manifest case: H x W planes, a KS x KS window at stride S with pads P on every side.
+void check_max_pool2d_f32(const SweepCase& k) {
+  const int64_t KS = k["KS"], S = k["S"], P = k["P"];
+  checkPool(PoolCase{"sweep", k["H"], k["W"], KS, KS, S, S, 1, 1, P, P, P, P, 0});
+}
+
+}  // namespace kiln_cpu_test

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "cpu_kernels_check.h"
+#include "kernel_sweep.h"
 #include "kiln_cpu/eltwise.h"
 #include "kiln_cpu/gemm.h"
 #include "kiln_cpu/vfunctor.h"
@@ -278,17 +279,20 @@ TEST(CpuKernels, GemmEpilogueVectorForms) {
   check(kiln_ref::Mish{}, "Mish");
 }
 
-// map_n_f32 over Dense, Splat and Dense operands (y also in place over an operand), at every
-// length around the vector width and the thread chunk, identical at 1, 2 and 3 threads.
-TEST(CpuEltwise, MapDenseAndSplatOperands) {
-  KILN_REQUIRE_ISA();
-  constexpr int L = V::kLanes;
+}  // namespace
+
+namespace kiln_cpu_test {
+
+/// map_n_f32 over Dense, Splat and Dense operands (y also in place over an operand) of length n
+/// (the manifest's: around the vector width and the thread chunk), identical to the vector form
+/// applied lane by lane, at 1, 2 and 3 threads.
+void check_map_n_f32(const SweepCase& k) {
   const auto f = [](V::R a, V::R s, V::R b) {
     return kiln_cpu::vapply(kiln_ref::Tanh{}, V::add(V::mul(a, s), b));
   };
   Rng rng{9};
-  for (int64_t n : {int64_t(1), int64_t(L - 1), int64_t(L), int64_t(L + 1), int64_t(3 * L + 5),
-                    2 * kiln_cpu::kMapChunk + 7}) {
+  {
+    const int64_t n = k["n"];
     const Vec a = filled(n, Data::kRandom, rng), b = filled(n, Data::kRandom, rng);
     Vec want(static_cast<size_t>(n));
     for (int64_t i = 0; i < n; ++i) want[size_t(i)] = lane0(f, a[size_t(i)], 1.5f, b[size_t(i)]);
@@ -308,11 +312,9 @@ TEST(CpuEltwise, MapDenseAndSplatOperands) {
   }
 }
 
-// map_nest_f32: operands contiguous in every level (the output's strides), broadcast along the
-// outermost level, one value per innermost row, and a scalar.
-TEST(CpuEltwise, MapNestedOperands) {
-  KILN_REQUIRE_ISA();
-  constexpr int64_t L = V::kLanes;
+/// map_nest_f32 over d0 x d1 x d2: operands contiguous in every level (the output's strides),
+/// broadcast along the outermost level, one value per innermost row, and a scalar.
+void check_map_nest_f32(const SweepCase& k) {
   const auto f = [](V::R x, V::R row, V::R col, V::R s) {
     return kiln_cpu::vapply(kiln_ref::Sigmoid{}, V::add(V::mul(x, row), V::mul(col, s)));
   };
@@ -320,8 +322,8 @@ TEST(CpuEltwise, MapNestedOperands) {
     int64_t d0, d1, d2;
   };
   Rng rng{10};
-  for (Dims d :
-       {Dims{1, 1, 1}, Dims{3, 4, L + 3}, Dims{2, 5, 1}, Dims{7, 3, 2 * L}, Dims{40, 3, 1000}}) {
+  {
+    const Dims d{k["d0"], k["d1"], k["d2"]};
     const int64_t n = d.d0 * d.d1 * d.d2;
     const Vec x = filled(n, Data::kRandom, rng);
     const Vec rows = filled(d.d0 * d.d1, Data::kRandom, rng);  // one per (i0, i1)
@@ -349,4 +351,4 @@ TEST(CpuEltwise, MapNestedOperands) {
   }
 }
 
-}  // namespace
+}  // namespace kiln_cpu_test

@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "cpu_kernels_check.h"
+#include "kernel_sweep.h"
 #include "kiln_cpu/parallel.h"
 #include "kiln_cpu/winograd.h"
 #include "kiln_ref/activation.h"
@@ -322,3 +323,32 @@ TEST(CpuWinograd2, WinogradError) {
 }
 
 }  // namespace
+
+namespace kiln_cpu_test {
+namespace {
+
+/// A manifest case: N = 1, C x H x W in, M out, pads 1, on exact data with bias, residual and
+/// Relu, and on random data with bias and an in-register Sigmoid.
+void winogradSweep(const SweepCase& k, int tm, int stride) {
+  g_tm = tm;
+  g_stride = stride;
+  const WCase c{1, k["C"], k["H"], k["W"], k["M"], 1, 1, 1, 1};
+  checkWinograd(c, kiln_ref::Relu{}, true, true, Data::kExact, 41);
+  checkWinograd(c, kiln_ref::Sigmoid{}, true, false, Data::kRandom, 42);
+  g_tm = 4;
+  g_stride = 1;
+}
+
+}  // namespace
+
+void check_conv2d_winograd_f32(const SweepCase& c) {
+  winogradSweep(c, 4, 1);
+}
+void check_conv2d_winograd2_f32(const SweepCase& c) {
+  winogradSweep(c, 2, 1);
+}
+void check_conv2d_winograd_s2_f32(const SweepCase& c) {
+  winogradSweep(c, 4, 2);
+}
+
+}  // namespace kiln_cpu_test
