@@ -48,7 +48,8 @@ if [[ ${KILN_SKIP_SANITIZE:-0} != 1 ]]; then
   # per test as ctest runs them), the kernels as two gtest shards, all three side by side. The
   # portable kernel build runs unsanitized in CTest (its code paths are the same loops with
   # narrower vectors). The Winograd BlocksAndChunks cases (512 channels; the same code paths as
-  # the smaller Winograd cases run here) run unsanitized in CTest only: CI time.
+  # the smaller Winograd cases run here) and EdgeSizes (image sizes against each other: the
+  # manifest's Winograd sweeps and the Pads cases run here) run unsanitized in CTest only: CI time.
   run_logged() {  # LOG BINARY ARGS...: runs in the background, its pid in $!
     local log=$1
     shift
@@ -60,7 +61,7 @@ if [[ ${KILN_SKIP_SANITIZE:-0} != 1 ]]; then
   for shard in 0 1; do
     log="build-asan/kiln_cpu_kernels_$kernels_isa.$shard.log"
     GTEST_TOTAL_SHARDS=2 GTEST_SHARD_INDEX=$shard run_logged "$log" \
-      "build-asan/tests/kiln_cpu_kernels_$kernels_isa" --gtest_brief=1 --gtest_filter=-*BlocksAndChunks*
+      "build-asan/tests/kiln_cpu_kernels_$kernels_isa" --gtest_brief=1 --gtest_filter=-*BlocksAndChunks*:CpuWinograd*.EdgeSizes
     pids+=($!) logs+=("$log")
   done
   for i in "${!pids[@]}"; do
