@@ -269,23 +269,40 @@ void check_mean_middle_f32(const SweepCase& k) {
   }
 }
 
-/// transpose_2d: exact, batch x rows x cols, any thread count.
+/// transpose_2d of T: exact, batch x rows x cols, any thread count, a guard of T's past y.
+template <class T>
+void checkTranspose2d(int64_t batch, int64_t rows, int64_t cols) {
+  const int64_t n = batch * rows * cols;
+  std::vector<T> x(static_cast<size_t>(n));
+  Rng rng{uint64_t(6 + batch * 100000 + rows * 1000 + cols)};
+  for (T& v : x) v = T(rng.next());
+  const T guard = T(0x5a5a5a5a5a5a5a5aull);
+  for (int threads : {1, 2, 3}) {
+    std::vector<T> got(size_t(n + kGuard), guard);
+    kiln_cpu::transpose_2d<T>(batch, rows, cols, x.data(), got.data(),
+                              threads == 1 ? nullptr : threadPool(threads));
+    for (int64_t i = n; i < n + kGuard; ++i) ASSERT_EQ(got[size_t(i)], guard) << "wrote past y";
+    for (int64_t b = 0; b < batch; ++b)
+      for (int64_t i = 0; i < rows; ++i)
+        for (int64_t j = 0; j < cols; ++j)
+          ASSERT_EQ(got[size_t((b * cols + j) * rows + i)], x[size_t((b * rows + i) * cols + j)])
+              << batch << "x" << rows << "x" << cols << " at " << b << "," << i << "," << j
+              << ", " << sizeof(T) << "-byte elements, " << threads << " threads";
+  }
+}
+
+/// transpose_2d as generated code calls it: elements of 1, 2, 4 or 8 bytes ("bytes").
 void check_transpose_2d(const SweepCase& k) {
   const int64_t batch = k["batch"], rows = k["rows"], cols = k["cols"];
-  Rng rng{uint64_t(6 + batch * 100000 + rows * 1000 + cols)};
-  {
-    const Vec x = filled(batch * rows * cols, Data::kRandom, rng);
-    for (int threads : {1, 2, 3}) {
-      Vec got(size_t(batch * rows * cols + kGuard), kSentinel);
-      kiln_cpu::transpose_2d<float>(batch, rows, cols, x.data(), got.data(),
-                                    threads == 1 ? nullptr : threadPool(threads));
-      EXPECT_TRUE(untouched(got, 0, 0, 0, batch * rows * cols));
-      for (int64_t b = 0; b < batch; ++b)
-        for (int64_t i = 0; i < rows; ++i)
-          for (int64_t j = 0; j < cols; ++j)
-            ASSERT_EQ(got[size_t((b * cols + j) * rows + i)], x[size_t((b * rows + i) * cols + j)])
-                << batch << "x" << rows << "x" << cols << " at " << b << "," << i << "," << j;
-    }
+  switch (k["bytes"]) {
+    case 1:
+      return checkTranspose2d<uint8_t>(batch, rows, cols);
+    case 2:
+      return checkTranspose2d<uint16_t>(batch, rows, cols);
+    case 8:
+      return checkTranspose2d<uint64_t>(batch, rows, cols);
+    default:
+      return checkTranspose2d<uint32_t>(batch, rows, cols);
   }
 }
 
