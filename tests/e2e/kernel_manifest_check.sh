@@ -51,6 +51,7 @@ expect no_sweep 's/"sweeps": \[{"n": \[1, "lanes-1", "lanes", "lanes+1", "3\*lan
   'kernel map_n_f32: "sweeps" must list at least one sweep'
 expect truncated '$d' 'not valid JSON'
 expect bad_format 's/"format": 1/"format": 2/' '"format" must be 1'
+expect missing_isa 's/"isa": "avx2"/"isa": "avx3"/' '"isas" lacks avx2'
 
-[ "$fails" -eq 0 ] && echo "kernel manifest: generated for every ISA; 12 broken manifests refused"
+[ "$fails" -eq 0 ] && echo "kernel manifest: generated for every ISA; 13 broken manifests refused"
 exit "$fails"
