@@ -1,10 +1,12 @@
 // Benchmarks of the element-wise vector forms (kernels/cpu/vfunctor.h through eltwise.h's
 // map_n_f32) against the kernels/ref scalar functors they replace in generated code, over a
-// tensor of 2^20 floats spread over [-10, 10] (one thread). Part of kiln_kernels_bench:
+// tensor of 2^20 floats spread over [-10, 10] (one thread); Pow by a constant exponent too. Part of
+// kiln_kernels_bench:
 //   build/bench/kiln_kernels_bench --benchmark_filter=eltwise
 // Counter: items_per_second (elements).
 #include <benchmark/benchmark.h>
 
+#include <cmath>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -20,6 +22,27 @@ std::vector<float> spread(int64_t n) {
   for (int64_t i = 0; i < n; ++i) x[size_t(i)] = float((i * 7919) % 20000) / 1000.0f - 10.0f;
   return x;
 }
+
+/// Pow by a constant exponent as a unary functor (a fused chain's Pow with a Splat exponent),
+/// of |x| where `abs` (a square root's operand: negative lanes take the per-lane path).
+struct PowBy {
+  float e;
+  bool abs = false;
+  float operator()(float x) const { return kiln_ref::Pow{}(abs ? std::fabs(x) : x, e); }
+};
+
+}  // namespace
+
+template <>
+struct kiln_cpu::VectorForm<PowBy> {
+  static constexpr bool kYes = true;
+  static constexpr bool kExact = true;
+  static V::R apply(const PowBy& p, V::R x) {
+    return VectorForm<kiln_ref::Pow>::apply(kiln_ref::Pow{}, p.abs ? V::abs(x) : x, V::set1(p.e));
+  }
+};
+
+namespace {
 
 template <class Act>
 void BM_Eltwise(benchmark::State& state, Act act, bool vector) {
@@ -62,4 +85,9 @@ void registerEltwiseBenchmarks() {
   registerPair("exp", kiln_ref::Exp{});
   registerPair("log", kiln_ref::Log{});
   registerPair("hardswish", kiln_ref::HardSwish{});
+  registerPair("sin", kiln_ref::Sin{});
+  registerPair("cos", kiln_ref::Cos{});
+  registerPair("pow2", PowBy{2.0f});
+  registerPair("pow0.5", PowBy{0.5f, true});
+  registerPair("pow3", PowBy{3.0f});  // no exact float form: the scalar functor per lane
 }

@@ -124,6 +124,8 @@ struct V {
   static bool any_eq(R a, float x, int n) {
     return _mm512_mask_cmp_ps_mask(mask(n), a, _mm512_set1_ps(x), _CMP_EQ_OQ) != 0;
   }
+  /// Whether every lane of a equals b's (ordered: a NaN lane makes it false).
+  static bool all_eq(R a, R b) { return _mm512_cmp_ps_mask(a, b, _CMP_EQ_OQ) == 0xFFFF; }
   /// Lane sum in a fixed order (pairwise over lanes 0..15): the same for the same input.
   static float reduce_add(R a) {
     alignas(64) float t[16];
@@ -245,6 +247,9 @@ struct V {
   static bool any_eq(R a, float x, int n) {
     return (_mm256_movemask_ps(_mm256_cmp_ps(a, _mm256_set1_ps(x), _CMP_EQ_OQ)) & ((1 << n) - 1)) !=
            0;
+  }
+  static bool all_eq(R a, R b) {
+    return _mm256_movemask_ps(_mm256_cmp_ps(a, b, _CMP_EQ_OQ)) == 0xFF;
   }
   static float reduce_add(R a) {
     alignas(32) float t[8];
@@ -371,6 +376,9 @@ struct V {
     for (int i = 0; i < n; ++i)
       if (a.v[i] == x) return true;
     return false;
+  }
+  static bool all_eq(R a, R b) {
+    return a.v[0] == b.v[0] && a.v[1] == b.v[1] && a.v[2] == b.v[2] && a.v[3] == b.v[3];
   }
   static float reduce_add(R a) { return pairwise_sum(a.v, 4); }
   static R sqrt(R a) {

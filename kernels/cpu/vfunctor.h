@@ -4,10 +4,10 @@
 // the scalar functor to what it stored instead). Where the scalar functor is IEEE arithmetic,
 // comparisons and selects, the vector form does the same operations in the same order and is
 // bit-identical to it (kExact); where it calls a libm function (exp, log, tanh, erf, expm1,
-// log1p) the vector form uses vmath.h's approximations, within the bounds stated there,
-// identical on every run and at any thread count. One table serves the GEMM and conv
-// epilogues (an activation in registers), standalone activations and math ops, and the fused
-// element-wise chains (kiln.Elementwise).
+// log1p, sin, cos) the vector form uses vmath.h's approximations, within the bounds stated
+// there, identical on every run and at any thread count. Pow is exact (vfunctor_detail::pow). One
+// table serves the GEMM and conv epilogues (an activation in registers), standalone activations and
+// math ops, and the fused element-wise chains (kiln.Elementwise).
 #pragma once
 
 #include "kiln_ref/activation.h"
@@ -53,6 +53,27 @@ namespace vfunctor_detail {
 inline V::R neg(V::R x) {
   return V::mul(V::set1(-1.0f), x);
 }  // -0 for 0, unlike 0 - x
+
+/// kiln_ref::Pow (f32) lane by lane, bit-identical to it: the scalar functor rounds pow in
+/// double to float, which float arithmetic gives exactly for the exponents of every lane being
+/// 2 (a a: the double square is exact), 1, -1 (1 / a) and 0.5 (sqrt a, for lanes a >= 0 or -0:
+/// |sqrt a| makes pow(-0, 0.5) +0); double rounding through double is innocuous for products,
+/// quotients and square roots of floats. Other exponents, and vectors with a NaN lane, take the
+/// scalar functor lane by lane. A chain's exponent is almost always a constant (a Splat), so
+/// the branch goes the same way for a whole loop.
+inline V::R pow(V::R a, V::R b) {
+  if (V::all_eq(a, a)) {
+    if (V::all_eq(b, V::set1(2.0f))) return V::mul(a, a);
+    if (V::all_eq(b, V::set1(1.0f))) return a;
+    if (V::all_eq(b, V::set1(-1.0f))) return V::div(V::set1(1.0f), a);
+    if (V::all_eq(b, V::set1(0.5f)) && V::all_eq(V::abs(a), a)) return V::abs(V::sqrt(a));
+  }
+  float x[V::kLanes], y[V::kLanes];
+  V::store(x, a);
+  V::store(y, b);
+  for (int i = 0; i < V::kLanes; ++i) x[i] = kiln_ref::Pow{}(x[i], y[i]);
+  return V::load(x);
+}
 }  // namespace vfunctor_detail
 
 // One specialization per functor: K_EXACT is whether it is bit-identical to the scalar one.
@@ -161,6 +182,10 @@ KILN_CPU_VECTOR_FORM(kiln_ref::Round, true, (const kiln_ref::Round&, V::R x),
 KILN_CPU_VECTOR_FORM(kiln_ref::Exp, false, (const kiln_ref::Exp&, V::R x), { return vexp(x); })
 KILN_CPU_VECTOR_FORM(kiln_ref::Log, false, (const kiln_ref::Log&, V::R x), { return vlog(x); })
 KILN_CPU_VECTOR_FORM(kiln_ref::Erf, false, (const kiln_ref::Erf&, V::R x), { return verf(x); })
+KILN_CPU_VECTOR_FORM(kiln_ref::Sin, false, (const kiln_ref::Sin&, V::R x), { return vsin(x); })
+KILN_CPU_VECTOR_FORM(kiln_ref::Cos, false, (const kiln_ref::Cos&, V::R x), { return vcos(x); })
+KILN_CPU_VECTOR_FORM(kiln_ref::Pow, true, (const kiln_ref::Pow&, V::R a, V::R b),
+                     { return vfunctor_detail::pow(a, b); })
 
 #undef KILN_CPU_VECTOR_FORM
 

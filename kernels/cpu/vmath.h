@@ -18,9 +18,17 @@
 //             (Goldberg's form: no cancellation for small u). Stated bound 4 ulp; 0 below
 //             -87.34, where e^x < 2^-126.
 //   tanh(x)   sign(x) u / (u + 2), u = expm1(2 min(|x|, 10)). Stated bound 4 ulp.
+//   sin(x), cos(x)  for |x| <= 8192: x = j pi/2 + r (|r| <= pi/4; pi/2 in three parts, Cody and
+//             Waite, each step one fma), sin r and cos r by the Cephes sinf/cosf polynomials,
+//             the quadrant j mod 4 picking and signing one of them. Stated bound 2 ulp plus
+//             an absolute 2e-11 |x| (pi/2's three parts are not pi/2: near a zero of sin or cos
+//             far from 0 only the absolute part holds). Lanes beyond 8192, infinities and
+//             NaN take std::sin / std::cos (kernels/ref's functors) lane by lane.
 // These are approximations: results differ from kernels/ref's std:: functions in the last bits
 // (within the bounds above) but are identical run to run and at any thread count.
 #pragma once
+
+#include <cmath>
 
 #include "simd.h"
 
@@ -135,6 +143,49 @@ inline V::R vtanh(V::R x) {
   const V::R a = V::min(V::set1(10.0f), V::abs(x));
   const V::R u = vexpm1(V::add(a, a));
   return V::copysign(V::div(u, V::add(u, V::set1(2.0f))), x);
+}
+
+/// sin(x) (Cos false) or cos(x) (Cos true) lane by lane (see the header comment for the bound).
+template <bool Cos>
+inline V::R vsincos(V::R x) {
+  constexpr float kMaxReduced = 8192.0f;
+  const V::R j = V::round(V::mul(x, V::set1(0.636619772367581343f)));
+  V::R r = V::fma(j, V::set1(-1.5703125f), x);
+  r = V::fma(j, V::set1(-4.837512969970703125e-4f), r);
+  r = V::fma(j, V::set1(-7.54978995489188216e-8f), r);
+  const V::R z = V::mul(r, r);
+  V::R ps = V::set1(-1.9515295891e-4f);
+  ps = V::fma(ps, z, V::set1(8.3321608736e-3f));
+  ps = V::fma(ps, z, V::set1(-1.6666654611e-1f));
+  const V::R sin_r = V::fma(V::mul(ps, z), r, r);  // r = -0 stays -0
+  V::R pc = V::set1(2.443315711809948e-5f);
+  pc = V::fma(pc, z, V::set1(-1.388731625493765e-3f));
+  pc = V::fma(pc, z, V::set1(4.166664568298827e-2f));
+  const V::R cos_r = V::fma(V::mul(pc, z), z, V::fma(z, V::set1(-0.5f), V::set1(1.0f)));
+  // Quadrant q = (j + Cos) mod 4 (exact: |j| < 2^13): odd takes cos r, 2 and 3 negate.
+  const V::R jq = Cos ? V::add(j, V::set1(1.0f)) : j;
+  const V::R q = V::sub(jq, V::mul(V::set1(4.0f), V::floor(V::mul(jq, V::set1(0.25f)))));
+  const V::R odd = V::sub(q, V::mul(V::set1(2.0f), V::floor(V::mul(q, V::set1(0.5f)))));
+  const V::R y = V::lt_select(V::set1(0.5f), odd, cos_r, sin_r);
+  V::R res = V::lt_select(V::set1(1.5f), q, V::sub(V::zero(), y), y);
+  // sin x rounds to x below 2^-12 (x^3 / 6 is under 2^-25 x), and the reduction made -0 +0.
+  if constexpr (!Cos) res = V::lt_select(V::abs(x), V::set1(2.44140625e-4f), x, res);
+  // Every lane within the reduction's range (false for NaN lanes too): done.
+  const V::R a = V::abs(x);
+  if (V::all_eq(V::min(a, V::set1(kMaxReduced)), a)) return res;
+  float xs[V::kLanes], rs[V::kLanes];
+  V::store(xs, x);
+  V::store(rs, res);
+  for (int i = 0; i < V::kLanes; ++i)
+    if (!(std::fabs(xs[i]) <= kMaxReduced)) rs[i] = Cos ? std::cos(xs[i]) : std::sin(xs[i]);
+  return V::load(rs);
+}
+
+inline V::R vsin(V::R x) {
+  return vsincos<false>(x);
+}
+inline V::R vcos(V::R x) {
+  return vsincos<true>(x);
 }
 
 }  // namespace kiln_cpu

@@ -2,8 +2,6 @@
 // and math ops, and fused element-wise chains (kiln.Elementwise), through eltwise.h's
 // map_n_f32 / map_nest_f32. Ops whose scalar functor calls a libm function take vmath.h's
 // approximations (bounds stated and tested there); the rest are bit-identical to kernels/ref.
-#include <algorithm>
-
 #include "cpu_emit.h"
 #include "cpu_emit_support.h"
 #include "emit_support.h"
@@ -12,14 +10,6 @@
 
 namespace kiln {
 namespace {
-
-// Element-wise ops with no vector form: their chains run the scalar functors.
-const char* const kNoVectorForm[] = {"Pow", "Sin", "Cos"};
-
-bool hasVectorForm(const Node& n) {
-  return std::none_of(std::begin(kNoVectorForm), std::end(kNoVectorForm),
-                      [&](const char* op) { return n.opType() == op; });
-}
 
 constexpr int64_t kMapChunk = 16384;  // eltwise.h's kMapChunk: elements per unit of work
 
@@ -32,7 +22,7 @@ std::string poolFor(EmitContext& ctx, int64_t count) {
 }  // namespace
 
 std::string vectorCall(const Node& n, const std::vector<std::string>& args) {
-  if (!elementwiseFusable(n) || !hasVectorForm(n)) return "";
+  if (!elementwiseFusable(n)) return "";
   if (n.opType() == "Clip") {  // bounds are lanes too (a Splat when constant)
     return fmt::format("kiln_cpu::vclip({}, {}, {})", args[0],
                        args.size() > 1 ? args[1] : "kiln_cpu::V::set1(-__builtin_inff())",

@@ -103,6 +103,7 @@ TEST(CpuVectorForm, ExactFormsMatchTheScalarFunctorsBitForBit) {
   expectExactBinary(kiln_ref::Div{}, "Div");
   expectExactBinary(kiln_ref::Max{}, "Max");
   expectExactBinary(kiln_ref::Min{}, "Min");
+  expectExactBinary(kiln_ref::Pow{}, "Pow");
   // Clip with bounds in lanes (a fused chain's Clip): the scalar Clip with those bounds.
   Rng rng{7};
   const Vec x = inputs(rng, 4.0f);
@@ -113,6 +114,94 @@ TEST(CpuVectorForm, ExactFormsMatchTheScalarFunctorsBitForBit) {
         lane0([](V::R a, V::R l, V::R h) { return kiln_cpu::vclip(a, l, h); }, x[i], lo, hi);
     ASSERT_TRUE(sameBits(want, got)) << "clip(" << x[i] << ", " << lo << ", " << hi << ")";
   }
+}
+
+// Pow with whole vectors (lane0's zero lanes would always take the per-lane path): each
+// exponent alike in every lane (the fast forms: 2, 1, -1, 0.5; the others per lane), mixed
+// exponents, and a NaN lane among squares; every lane the scalar functor's bits.
+TEST(CpuVectorForm, PowMatchesTheScalarFunctorBitForBitOnWholeVectors) {
+  KILN_REQUIRE_ISA();
+  constexpr int L = V::kLanes;
+  Rng rng{11};
+  Vec x = inputs(rng, 8.0f);
+  for (float t = 1e-44f; t < 1e38f; t *= 9.3f) x.insert(x.end(), {t, -t});
+  while (x.size() % L != 0) x.push_back(0.25f);
+  auto check = [&](const float* a, const float* b, const char* what) {
+    float got[L];
+    V::store(got, kiln_cpu::vapply(kiln_ref::Pow{}, V::load(a), V::load(b)));
+    for (int i = 0; i < L; ++i)
+      ASSERT_TRUE(sameBits(kiln_ref::Pow{}(a[i], b[i]), got[i]))
+          << what << ": pow(" << a[i] << ", " << b[i] << ") = " << kiln_ref::Pow{}(a[i], b[i])
+          << ", vector " << got[i];
+  };
+  for (float e : {2.0f, 1.0f, -1.0f, 0.5f, 3.0f, -2.0f, 0.0f, 0.3f, -0.5f}) {
+    const Vec b(L, e);
+    for (size_t i = 0; i < x.size(); i += L) check(x.data() + i, b.data(), "uniform exponent");
+  }
+  Vec mixed(L);
+  for (int i = 0; i < L; ++i) mixed[size_t(i)] = i % 2 ? 2.0f : 0.5f;
+  for (size_t i = 0; i < x.size(); i += L) check(x.data() + i, mixed.data(), "mixed exponents");
+  Vec with_nan(L, 3.0f), two(L, 2.0f);
+  with_nan[size_t(L - 1)] = std::nanf("");
+  check(with_nan.data(), two.data(), "a NaN lane");
+}
+
+// vsin (cos false) or vcos on whole vectors of x (its size a multiple of the lanes), then
+// f(x, result) per element.
+template <class F>
+void forEachSinCos(const Vec& x, bool cos, F f) {
+  constexpr int L = V::kLanes;
+  for (size_t i = 0; i < x.size(); i += L) {
+    float got[L];
+    const V::R v = V::load(x.data() + i);
+    V::store(got, cos ? kiln_cpu::vcos(v) : kiln_cpu::vsin(v));
+    for (int l = 0; l < L; ++l) f(x[i + size_t(l)], got[l]);
+  }
+}
+
+// vsin / vcos against double precision: within 2 ulp plus 2e-11 |x| (vmath.h) over
+// [-8192, 8192], at and next to the floats nearest multiples of pi/2 and at tiny arguments; past
+// 8192, at infinities and NaN, lane by lane std::sin / std::cos (the scalar functors' bits).
+TEST(CpuMath, SinCosWithinStatedBounds) {
+  KILN_REQUIRE_ISA();
+  Vec x;
+  for (int i = 0; i <= 400000; ++i) x.push_back(float(-8192.0 + 16384.0 * i / 400000));
+  for (int k = -5200; k <= 5200; k += 7) {
+    float lo = float(k * 1.5707963267948966), hi = lo;
+    x.push_back(lo);
+    for (int d = 0; d < 2; ++d) {
+      lo = std::nextafter(lo, -kInf);
+      hi = std::nextafter(hi, kInf);
+      x.insert(x.end(), {lo, hi});
+    }
+  }
+  for (float t = 1e-38f; t < 1.0f; t *= 2.9f) x.insert(x.end(), {t, -t});
+  x.insert(x.end(), {0.0f, -0.0f, 8192.0f, -8192.0f});
+  while (x.size() % V::kLanes != 0) x.push_back(1.0f);
+  double worst[2] = {0, 0};
+  for (int c = 0; c < 2; ++c)
+    forEachSinCos(x, c == 1, [&](double xv, float got) {
+      const double want = c ? std::cos(xv) : std::sin(xv);
+      const float w = float(want);
+      const double ulp = std::nextafter(std::fabs(w), kInf) - std::fabs(w);
+      const double err = std::fabs(double(got) - want);
+      EXPECT_LE(err, 2 * ulp + 2e-11 * std::fabs(xv))
+          << (c ? "cos(" : "sin(") << xv << "): want " << want << " got " << got;
+      worst[c] = std::max(worst[c], err / ulp);
+    });
+  std::printf("vsin worst %.2f ulp, vcos worst %.2f ulp (absolute part included)\n", worst[0],
+              worst[1]);
+  EXPECT_TRUE(std::signbit(lane0(kiln_cpu::vsin, -0.0f)));
+  EXPECT_EQ(lane0(kiln_cpu::vcos, 0.0f), 1.0f);
+  // Beyond the reduction, lane by lane the scalar functor (vectors mixing both kinds).
+  Vec big{1e6f, kInf, -kInf, std::nanf(""), 3e38f, 8193.0f, -1e5f, 0.5f};
+  while (big.size() % V::kLanes != 0) big.push_back(2.0f);
+  for (int c = 0; c < 2; ++c)
+    forEachSinCos(big, c == 1, [&](float xv, float got) {
+      if (std::fabs(xv) <= 8192.0f) return;
+      const float want = c ? kiln_ref::Cos{}(xv) : kiln_ref::Sin{}(xv);
+      EXPECT_TRUE(sameBits(want, got)) << (c ? "cos(" : "sin(") << xv << ")";
+    });
 }
 
 // The approximate forms against the scalar functors (std:: functions): relative `rel` plus
@@ -162,6 +251,9 @@ TEST(CpuVectorForm, ApproximateFormsWithinTheirBounds) {
   // The erf forms: Abramowitz & Stegun's absolute bound (vmath.h).
   expectNear(kiln_ref::Erf{}, "Erf", 0, 5e-7, false, 5.0f);
   expectNear(kiln_ref::Gelu{false}, "Gelu", 0, 4e-7, true, 10.0f);
+  // sin and cos near 1 in magnitude mostly: 8 ulp of the result or of 1 (absolute 4.8e-7).
+  expectNear(kiln_ref::Sin{}, "Sin", kUlps8, 4.8e-7, false, 100.0f);
+  expectNear(kiln_ref::Cos{}, "Cos", kUlps8, 4.8e-7, false, 100.0f);
 }
 
 // vmath.h's stated bounds, over dense grids and tiny arguments, against double precision.

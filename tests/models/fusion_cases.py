@@ -289,6 +289,26 @@ CASES.append(("vector_chain_dense", h.make_graph([
     [const("lo", -0.25), const("hi", 0.75)]),
     {"wx": vc_x, "wx2": (rng.standard_normal((2, 7, 5, 9)) * 2).astype(np.float32)}, 17,
     ["kiln::Elementwise"], []))
+# Pow (exponents 2, 0.5 and 3 as scalar constants, and one per element), Sin and Cos in one
+# chain: vector forms since session 33 (whole-vector Pow exact, the rest per lane).
+CASES.append(("vector_chain_trig_pow", h.make_graph([
+    h.make_node("Pow", ["px", "two"], ["a"]),
+    h.make_node("Sin", ["a"], ["b"]),
+    h.make_node("Abs", ["px"], ["c"]),
+    h.make_node("Pow", ["c", "half"], ["d"]),
+    h.make_node("Cos", ["d"], ["e"]),
+    h.make_node("Pow", ["e", "three"], ["f"]),
+    h.make_node("Add", ["b", "f"], ["g"]),
+    h.make_node("Mul", ["px", "big"], ["k"]),
+    h.make_node("Sin", ["k"], ["l"]),
+    h.make_node("Add", ["g", "l"], ["m"]),
+    h.make_node("Pow", ["c", "pe"], ["n"]),
+    h.make_node("Add", ["m", "n"], ["y"]),
+], "g", [h.make_tensor_value_info("px", T.FLOAT, [2, 7, 5, 9]),
+         h.make_tensor_value_info("pe", T.FLOAT, [2, 7, 5, 9])], [y_info(2, 7, 5, 9)],
+    [const("two", 2.0), const("half", 0.5), const("three", 3.0), const("big", 3000.0)]),
+    {"px": vc_x, "pe": rng.choice(np.float32([2, 0.5, 1, -1, 1.5]), (2, 7, 5, 9))}, 17,
+    ["kiln::Elementwise"], []))
 TOLERANCE = {"winograd_conv": (1e-4, 5e-4), "winograd_s2_conv": (1e-4, 5e-4),
              "winograd_narrow_conv": (1e-4, 5e-4)}
 # Kernels a case's artifact must call (its manifest), where the host's kernel ISA is one listed.
@@ -296,7 +316,8 @@ KERNELS = {"winograd_conv": ("kiln_cpu::conv2d_winograd_f32", ("avx512", "avx2")
            "winograd_s2_conv": ("kiln_cpu::conv2d_winograd_s2_f32", ("avx512", "avx2")),
            "winograd_narrow_conv": ("kiln_cpu::conv2d_winograd_f32", ("avx2",)),
            "vector_chain_nest": ("kiln_cpu::map_nest_f32", ("avx512", "avx2", "generic")),
-           "vector_chain_dense": ("kiln_cpu::map_n_f32", ("avx512", "avx2", "generic"))}
+           "vector_chain_dense": ("kiln_cpu::map_n_f32", ("avx512", "avx2", "generic")),
+           "vector_chain_trig_pow": ("kiln_cpu::map_n_f32", ("avx512", "avx2", "generic"))}
 
 
 def uses_kernel(kiln, model, work, kernel, isas):
