@@ -7,7 +7,8 @@
 //   build/bench/kiln_kernels_bench --benchmark_filter=gemm_vs_peak  # or gemm_packed_b/1024, eltwise
 //   KILN_BENCH_THREADS=2 build/bench/kiln_kernels_bench   # on a thread pool of 2
 //   KILN_BENCH_COLD_WEIGHTS=1 (weights from memory), KILN_BENCH_DIRTY_INPUT=1 (input rewritten
-//   by the threads before each run: pixel-rows and Winograd convs), as in a model run
+//   by the threads before each run: pixel-rows and Winograd convs; =rows, =caller: other
+//   writers), as in a model run; memory_bench.cc's bandwidth and cross-core hand-off figures
 // Counters: GFLOPS (2*M*N*K per iteration over wall time) and pct_peak (GFLOPS as a percentage
 // of peak_gflops, the measured FMA peak times the thread count); for the few-row products bound
 // by reading the weights (gemv_packed_b, gemm_packed_b/1x...), GB_s of weights read.
@@ -81,6 +82,9 @@ double corePeakGflops() {
   return peak;
 }
 
+}  // namespace
+
+// KILN_BENCH_THREADS and the pool, shared with memory_bench.cc.
 int benchThreads() {
   const char* env = std::getenv("KILN_BENCH_THREADS");
   const int t = env ? std::atoi(env) : 1;
@@ -94,6 +98,8 @@ kiln_cpu::ThreadPool* benchPool() {
   (void)started;
   return benchThreads() > 1 ? &pool : nullptr;
 }
+
+namespace {
 
 std::vector<float> randomFloats(int64_t n, uint32_t seed) {
   std::vector<float> v(static_cast<size_t>(n));
@@ -145,22 +151,38 @@ class Weights {
   size_t i_ = 0;
 };
 
-/// KILN_BENCH_DIRTY_INPUT=1: before each timed run the pool's threads rewrite the input, each
-/// its share of the channels, as the op before it in a model leaves it (half of it in the other
-/// core's cache at 2 threads); the rewrite is not timed.
-bool dirtyInput() {
+/// KILN_BENCH_DIRTY_INPUT: before each timed run the input is stored again (the same values;
+/// not timed), as the op before it in a model leaves it: `1` or `channels`, the pool's threads
+/// each their share of the channels (a kernel splitting its output channels); `rows`, each its
+/// share of every channel's rows (a kernel splitting its pixels); `caller`, the calling thread
+/// alone. Session 33 measured the same 2-thread penalty under all three (docs/targets.md).
+enum class Dirty { kNone, kChannels, kRows, kCaller };
+Dirty dirtyInput() {
   const char* env = std::getenv("KILN_BENCH_DIRTY_INPUT");
-  return env && std::string(env) == "1";
+  const std::string v = env ? env : "";
+  if (v == "1" || v == "channels") return Dirty::kChannels;
+  if (v == "rows") return Dirty::kRows;
+  if (v == "caller") return Dirty::kCaller;
+  return Dirty::kNone;
 }
 
-/// Stores every float of x again (the same value), channel c of `channels` by the thread the
-/// pool gives unit c, as a kernel splitting its output channels writes them.
-void rewriteByChannels(std::vector<float>& x, int64_t channels) {
+/// Stores every float of x again (the same value), `channels` planes, as `how` says.
+void rewriteInput(std::vector<float>& x, int64_t channels, Dirty how) {
   const int64_t plane = int64_t(x.size()) / channels;
-  kiln_cpu::parallel_for(benchPool(), channels, [&](int64_t c, int) {
+  auto touch = [&](int64_t c, int64_t j0, int64_t j1) {
     float* p = x.data() + c * plane;
-    for (int64_t j = 0; j < plane; ++j) p[j] = p[j] * 1.0f + 0.0f;
-  });
+    for (int64_t j = j0; j < j1; ++j) p[j] = p[j] * 1.0f + 0.0f;
+  };
+  if (how == Dirty::kChannels) {
+    kiln_cpu::parallel_for(benchPool(), channels, [&](int64_t c, int) { touch(c, 0, plane); });
+  } else if (how == Dirty::kRows) {
+    constexpr int64_t kParts = 64;  // contiguous shares: thread t gets the t-th band of rows
+    kiln_cpu::parallel_for(benchPool(), kParts, [&](int64_t u, int) {
+      for (int64_t c = 0; c < channels; ++c) touch(c, u * plane / kParts, (u + 1) * plane / kParts);
+    });
+  } else if (how == Dirty::kCaller) {
+    for (int64_t c = 0; c < channels; ++c) touch(c, 0, plane);
+  }
 }
 
 void BM_PeakFma(benchmark::State& state) {
@@ -316,11 +338,11 @@ void BM_ConvPixrows(benchmark::State& state, int64_t C, int64_t HW, int64_t M, i
   const auto e = kiln_cpu::make_epilogue(kiln_ref::Relu{}, nullptr, nullptr,
                                          residual ? res.data() : nullptr, 0);
   Weights weights(wp);
-  const bool dirty = dirtyInput();
+  const Dirty dirty = dirtyInput();
   double seconds = 0;
   for (auto _ : state) {
     const float* w_now = weights.next();
-    if (dirty) rewriteByChannels(x, C);
+    rewriteInput(x, C, dirty);
     const WallTimer timer;
     if constexpr (kNhwc)
       kiln_cpu::conv2d_pixrows_nhwc_f32(s, x.data(), w_now, bias.data(), y.data(), e,
@@ -380,11 +402,11 @@ void BM_ConvWinograd(benchmark::State& state, int64_t C, int64_t HW, int64_t M, 
   kiln_cpu::conv2d_winograd_pack_weights(s, w.data(), wp.data(), tm);
   Weights weights(wp);
   const auto e = kiln_cpu::make_epilogue(kiln_ref::Relu{}, nullptr, nullptr, nullptr, 0);
-  const bool dirty = dirtyInput();
+  const Dirty dirty = dirtyInput();
   double seconds = 0;
   for (auto _ : state) {
     const float* u = weights.next();
-    if (dirty) rewriteByChannels(x, C);
+    rewriteInput(x, C, dirty);
     const WallTimer timer;
     if (tm == 2)
       kiln_cpu::conv2d_winograd2_f32(s, x.data(), u, bias.data(), y.data(), e, scratch.data(),
@@ -505,6 +527,7 @@ void registerAll() {
 }  // namespace
 
 void registerEltwiseBenchmarks();  // eltwise_bench.cc
+void registerMemoryBenchmarks();   // memory_bench.cc
 int main(int argc, char** argv) {
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
@@ -515,6 +538,7 @@ int main(int argc, char** argv) {
   benchmark::AddCustomContext("core_peak_gflops", std::to_string(corePeakGflops()));
   registerAll();
   registerEltwiseBenchmarks();
+  registerMemoryBenchmarks();
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
   return 0;
