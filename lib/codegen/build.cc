@@ -5,7 +5,15 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <set>
+#include <sstream>
 
+#include <fmt/format.h>
+
+#include "kiln/support/sha256.h"
 #include "program.h"
 
 namespace kiln {
@@ -54,6 +62,125 @@ std::vector<std::string> splitFlags(const char* env) {
   return out;
 }
 
+std::string slurp(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+/// `cxx --version`'s output when cxx is GCC (whose precompiled headers the -include below
+/// finds); empty for any other compiler or one that does not run. Asked once per compiler.
+std::string gccVersion(const std::string& cxx, const fs::path& scratch) {
+  static std::mutex mu;
+  static std::map<std::string, std::string> known;
+  std::lock_guard<std::mutex> lock(mu);
+  if (auto it = known.find(cxx); it != known.end()) return it->second;
+  fs::path log = scratch / ("version-" + std::to_string(getpid()) + ".txt");
+  std::error_code ec;
+  fs::remove(log, ec);
+  std::string version;
+  auto rc = runTool({cxx, "--version"}, scratch, log);
+  if (rc.ok() && *rc == 0) version = slurp(log);
+  fs::remove(log, ec);
+  if (version.find("Free Software Foundation") == std::string::npos ||
+      version.find("clang") != std::string::npos)
+    version.clear();
+  known[cxx] = version;
+  return version;
+}
+
+/// The <...> headers model.cc in `dir` includes, directly or through the "..." headers of the
+/// artifact folder (the including file's folder first, then `dir`: -I.).
+std::set<std::string> systemHeaders(const fs::path& dir) {
+  std::set<std::string> system;
+  std::set<fs::path> seen;
+  std::vector<fs::path> todo = {dir / "model.cc"};
+  std::error_code ec;
+  while (!todo.empty()) {
+    fs::path file = todo.back();
+    todo.pop_back();
+    if (!seen.insert(file).second) continue;
+    std::istringstream in(slurp(file));
+    for (std::string line; std::getline(in, line);) {
+      size_t at = line.find_first_not_of(" \t");
+      if (at == std::string::npos || line.compare(at, 8, "#include") != 0) continue;
+      size_t open = line.find_first_of("<\"", at + 8);
+      if (open == std::string::npos) continue;
+      size_t close = line.find(line[open] == '<' ? '>' : '"', open + 1);
+      if (close == std::string::npos) continue;
+      std::string name = line.substr(open + 1, close - open - 1);
+      if (line[open] == '<') {
+        system.insert(name);
+        continue;
+      }
+      for (const fs::path& base : {file.parent_path(), dir})
+        if (fs::exists(base / name, ec)) {
+          todo.push_back(fs::weakly_canonical(base / name, ec));
+          break;
+        }
+    }
+  }
+  return system;
+}
+
+/// `-include DIR/kiln_pch.h` when a GCC precompiled header of the system headers the generated
+/// code includes exists or can be built under pchDir for exactly this compiler and these flags
+/// (the key); else nothing, and the build parses the headers as before. Parsing them
+/// (<immintrin.h>, <condition_variable>, <cmath>, ...) is about 1 s of a build of a model
+/// that uses the CPU kernels; loading the precompiled form takes ~0.3 s. Only system headers:
+/// the kiln headers are part of the artifact and still parsed from its folder, so the
+/// artifact's own build (its CMakeLists.txt, no precompiled header) compiles the same text. A
+/// header GCC finds unusable (-Winvalid-pch says why in build.log) is parsed from kiln_pch.h
+/// instead: same code, slower.
+std::vector<std::string> precompiledHeader(const Program& p, const CompileOptions& o,
+                                           const std::string& cxx,
+                                           const std::vector<std::string>& flags) {
+  if (o.pchDir.empty() || std::getenv("KILN_NO_PCH")) return {};
+  // Exactly the system headers the build would include (at -O0 GCC emits a header's unused
+  // constants too, so one more header would change the library's bytes), and only for code
+  // that includes the heavy ones: loading a precompiled header costs ~0.3 s, more than a
+  // model of reference loops alone takes to parse its few headers.
+  std::set<std::string> headers = systemHeaders(o.outDir);
+  if (p.target.kernelIsa() == "generic") headers.erase("immintrin.h");  // under #if there
+  if (!headers.count("immintrin.h") && !headers.count("condition_variable")) return {};
+  std::error_code ec;
+  fs::path root = fs::absolute(o.pchDir, ec);
+  if (ec || (fs::create_directories(root, ec), ec)) return {};
+  std::string version = gccVersion(cxx, root);
+  if (version.empty()) return {};
+  std::string text = "// System headers of kiln's generated code, precompiled (kiln run/bench).\n";
+  for (const auto& h : headers) text += fmt::format("#include <{}>\n", h);
+  std::string key = version + "|" + cxx + "|" + text;
+  for (const auto& f : flags) key += "|" + f;
+  fs::path dir = root / sha256Hex(key).substr(0, 32);
+  fs::path header = dir / "kiln_pch.h", gch = dir / "kiln_pch.h.gch";
+  if (!fs::exists(gch, ec)) {
+    // Built under a private name, renamed into place: concurrent builds never see half a file.
+    fs::create_directories(dir, ec);
+    std::string tag = ".tmp-" + std::to_string(getpid());
+    fs::path tmpHeader = dir / ("kiln_pch.h" + tag), tmpGch = dir / ("kiln_pch.h.gch" + tag);
+    {
+      std::ofstream out(tmpHeader, std::ios::binary);
+      out << text;
+    }
+    std::vector<std::string> argv = {cxx};
+    argv.insert(argv.end(), flags.begin(), flags.end());
+    argv.insert(argv.end(), {"-x", "c++-header", tmpHeader.string(), "-o", tmpGch.string()});
+    fs::path log = dir / ("build.log" + tag);
+    auto rc = runTool(argv, dir, log);
+    bool built = rc.ok() && *rc == 0;
+    if (built) fs::rename(tmpHeader, header, ec);
+    if (built && !ec) fs::rename(tmpGch, gch, ec);
+    fs::remove(tmpHeader, ec);
+    fs::remove(tmpGch, ec);
+    fs::remove(log, ec);
+    if (!built) return {};
+  }
+  if (!fs::exists(header, ec) || !fs::exists(gch, ec)) return {};
+  return {"-Winvalid-pch", "-include", header.string()};
+}
+
 }  // namespace
 
 std::vector<std::string> modelCxxFlags(const Program& p, const CompileOptions& o) {
@@ -92,6 +219,7 @@ Expected<std::string> buildArtifact(const Program& p, const CompileOptions& o) {
   std::vector<std::string> cc = {cxx};
   cc.insert(cc.end(), flags.begin(), flags.end());
   auto compileModel = cc;
+  for (const auto& f : precompiledHeader(p, o, cxx, flags)) compileModel.push_back(f);
   compileModel.insert(compileModel.end(), {"-c", "model.cc", "-o", ".kiln-build/model.o"});
   KILN_RETURN_IF_ERROR(step(compileModel));
   objects.push_back(".kiln-build/model.o");

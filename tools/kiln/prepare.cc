@@ -223,6 +223,7 @@ Expected<std::string> prepareArtifact(const ModelArgs& model, const CodegenArgs&
   KILN_ASSIGN_OR_RETURN(CompileOptions options,
                         codegen.toOptions(model.path, tmp.string(), args.shapes));
   options.archive = false;  // run and bench load the shared library only
+  options.pchDir = (fs::path(cacheDir) / "pch").string();
   auto compiled = compileModel(*loaded, options);
   if (!compiled.ok()) {
     // Keep a failed build's folder (its build.log is what the error points to) beside the

@@ -150,6 +150,7 @@ Status tuneModel(const ModelArgs& model, CompileOptions& options, const TuneArgs
     o.build = true;  // measured even when the result is --no-build
     o.archive = false;
     o.tuneSweep = int(done);
+    o.pchDir = (work / "pch").string();  // the sweeps' builds share one precompiled header
     KILN_ASSIGN_OR_RETURN(Model m, model.load());
     KILN_RETURN_IF_ERROR(compileModel(m, o).status());
     progress.show(int(done), fmt::format("measuring candidate set {}", done + 1), secondsSince(t0));

@@ -32,6 +32,9 @@ struct CompileOptions {
   /// plugin loads even for one object).
   bool archive = true;
   std::string cxx;                      ///< compiler; empty: $CXX, else "c++"
+  /// With build and a GCC compiler: a folder that keeps precompiled system headers between
+  /// builds (kiln run's and bench's cache); empty: none. Changes no byte of the artifact.
+  std::string pchDir;
   std::string sourceFile;               ///< model file name for the manifest (no directories)
   std::vector<std::string> shapeFlags;  ///< --shape flags, recorded in the manifest
   /// --memory-pool NAME:BYTES, fastest first; empty: one arena of whatever size the plan needs.
