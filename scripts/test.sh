@@ -8,8 +8,13 @@
 set -euo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$repo"
+# Each phase's seconds go to the log (CI has a time budget: `.ci/run` under 30 minutes).
+phase() { echo "test.sh: $1 took $((SECONDS - phase_start)) s"; phase_start=$SECONDS; }
+phase_start=$SECONDS
 scripts/setup.sh --models
+phase "set-up and build"
 ctest --test-dir build --output-on-failure -j "${KILN_TEST_JOBS:-2}" --timeout 3600 "$@"
+phase "CTest"
 
 # The sanitized stage: ONE clang build with ASan + UBSan and libFuzzer coverage (-DKILN_FUZZ=ON)
 # serves the hostile inputs, the unit tests, the fuzz targets and a node-test sample.
@@ -42,8 +47,10 @@ if [[ ${KILN_SKIP_SANITIZE:-0} != 1 ]]; then
   ninja -C build-asan ${KILN_JOBS:+-j "$KILN_JOBS"} kiln kiln_unit_tests \
     "kiln_cpu_kernels_$kernels_isa" \
     "${fuzz_targets[@]/#/fuzz_}" >build-asan/build.log 2>&1 || show_failure build-asan/build.log
+  phase "the sanitized build"
   export ASAN_OPTIONS=detect_leaks=0:detect_container_overflow=0 UBSAN_OPTIONS=halt_on_error=1
   tests/bad_inputs/check_bad_inputs.sh build-asan/tools/kiln/kiln build/tests/bad_inputs
+  phase "sanitized bad inputs"
   # The unit suite and the CPU kernels at the host's ISA, each binary run once (not a process
   # per test as ctest runs them), the kernels as two gtest shards, all three side by side. The
   # portable kernel build runs unsanitized in CTest (its code paths are the same loops with
@@ -68,8 +75,10 @@ if [[ ${KILN_SKIP_SANITIZE:-0} != 1 ]]; then
     wait "${pids[$i]}" || show_failure "${logs[$i]}"
     tail -n 1 "${logs[$i]}"
   done
+  phase "sanitized unit and kernel tests"
   # Each fuzz target for a short fixed time (scripts/fuzz.sh runs them longer).
   KILN_FUZZ_BUILD=build-asan scripts/fuzz.sh "${KILN_CI_FUZZ_SECONDS:-6}" "${fuzz_targets[@]}"
+  phase "fuzzing"
   # Every 45th node test through the sanitized compiler, its generated code sanitized too.
   KILN_CXXFLAGS="-fsanitize=address,undefined -fno-sanitize-recover=all" \
     /usr/bin/python3 tests/conformance/run_node_tests.py --kiln build-asan/tools/kiln/kiln \
