@@ -5,7 +5,6 @@
 
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <mutex>
 #include <set>
@@ -13,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include "kiln/support/file.h"
 #include "kiln/support/sha256.h"
 #include "program.h"
 
@@ -62,11 +62,10 @@ std::vector<std::string> splitFlags(const char* env) {
   return out;
 }
 
-std::string slurp(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
+/// A file's text, or "" when it cannot be read.
+std::string textOf(const fs::path& path) {
+  auto text = readFile(path.string());
+  return text.ok() ? *text : std::string();
 }
 
 /// `cxx --version`'s output when cxx is GCC (whose precompiled headers the -include below
@@ -81,7 +80,7 @@ std::string gccVersion(const std::string& cxx, const fs::path& scratch) {
   fs::remove(log, ec);
   std::string version;
   auto rc = runTool({cxx, "--version"}, scratch, log);
-  if (rc.ok() && *rc == 0) version = slurp(log);
+  if (rc.ok() && *rc == 0) version = textOf(log);
   fs::remove(log, ec);
   if (version.find("Free Software Foundation") == std::string::npos ||
       version.find("clang") != std::string::npos)
@@ -101,7 +100,7 @@ std::set<std::string> systemHeaders(const fs::path& dir) {
     fs::path file = todo.back();
     todo.pop_back();
     if (!seen.insert(file).second) continue;
-    std::istringstream in(slurp(file));
+    std::istringstream in(textOf(file));
     for (std::string line; std::getline(in, line);) {
       size_t at = line.find_first_not_of(" \t");
       if (at == std::string::npos || line.compare(at, 8, "#include") != 0) continue;
@@ -129,11 +128,10 @@ std::set<std::string> systemHeaders(const fs::path& dir) {
 /// (the key); else nothing, and the build parses the headers as before. Parsing them
 /// (<immintrin.h>, <condition_variable>, <cmath>, ...) is about 1 s of a build of a model
 /// that uses the CPU kernels, loading their precompiled form ~0.3 s (a model of reference loops
-/// alone: 0.31 -> 0.21 s). Only system headers:
-/// the kiln headers are part of the artifact and still parsed from its folder, so the
-/// artifact's own build (its CMakeLists.txt, no precompiled header) compiles the same text. A
-/// header GCC finds unusable (-Winvalid-pch says why in build.log) is parsed from kiln_pch.h
-/// instead: same code, slower.
+/// alone: 0.31 -> 0.21 s). Only system headers: the kiln headers are part of the artifact and
+/// still parsed from its folder, so the artifact's own build (its CMakeLists.txt, no
+/// precompiled header) compiles the same text. A header GCC finds unusable (-Winvalid-pch says
+/// why in build.log) is parsed from kiln_pch.h instead: same code, slower.
 std::vector<std::string> precompiledHeader(const Program& p, const CompileOptions& o,
                                            const std::string& cxx,
                                            const std::vector<std::string>& flags) {
@@ -161,10 +159,7 @@ std::vector<std::string> precompiledHeader(const Program& p, const CompileOption
     fs::create_directories(dir, ec);
     std::string tag = ".tmp-" + std::to_string(getpid());
     fs::path tmpHeader = dir / ("kiln_pch.h" + tag), tmpGch = dir / ("kiln_pch.h.gch" + tag);
-    {
-      std::ofstream out(tmpHeader, std::ios::binary);
-      out << text;
-    }
+    if (!writeFile(tmpHeader.string(), text.data(), text.size()).ok()) return {};
     std::vector<std::string> argv = {cxx};
     argv.insert(argv.end(), flags.begin(), flags.end());
     argv.insert(argv.end(), {"-x", "c++-header", tmpHeader.string(), "-o", tmpGch.string()});

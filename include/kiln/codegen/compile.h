@@ -33,7 +33,7 @@ struct CompileOptions {
   bool archive = true;
   std::string cxx;                      ///< compiler; empty: $CXX, else "c++"
   /// With build and a GCC compiler: a folder that keeps precompiled system headers between
-  /// builds (kiln run's and bench's cache); empty: none. Changes no byte of the artifact.
+  /// builds (kiln run's and bench's cache); empty: none. The artifact's files do not change.
   std::string pchDir;
   std::string sourceFile;               ///< model file name for the manifest (no directories)
   std::vector<std::string> shapeFlags;  ///< --shape flags, recorded in the manifest
