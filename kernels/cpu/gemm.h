@@ -158,36 +158,51 @@ __attribute__((always_inline)) inline void rank1(const float* ap, const float* b
   }
 }
 
-/// Whether tiles of at most kLanes * 3 / 2 columns run their last 8 columns in 256-bit vectors
-/// (AVX-512 builds): on cores that execute a 512-bit fma as two 256-bit halves (Zen 4), a
-/// 24-column tile (MobileNetV2's 24-channel projections) then costs 3/4 of a 32-column one.
-/// The sums are the same fmas lane by lane, so results do not change.
+/// Whether tiles of at most kLanes * 3 / 2 columns (17-24: MobileNetV2's 24-channel
+/// projections) run their last 8 columns two rows to a vector (AVX-512 builds): rows r and r + 1
+/// share one 512-bit fma for columns 16-23, its lanes 0-7 row r's and 8-15 row r + 1's (the
+/// broadcasts of their A values blended). A pair of rows then takes 3 fmas, not 4 (a 512-bit one
+/// per row for columns 0-15 and a 256-bit one per row for 16-23, as until session 35): on cores
+/// that execute a 512-bit fma in one pass (Zen 5) a 256-bit fma costs as much, and the 24-column
+/// tile ran no faster than a 32-column one (3136 x 24 x 144: 72% -> 90% of the FMA loop's peak,
+/// session 35); on cores that split a 512-bit fma into two 256-bit halves (Zen 4) both cost 6
+/// halves. The sums are the same fmas lane by lane, so results do not change.
 #if defined(KILN_CPU_AVX512)
 constexpr bool kHalfTail = true;
 
-/// rank1 for a tile of 17-24 columns: the panel's columns 16-23 in a 256-bit vector (24-31 are
-/// zero in the panel and not multiplied).
+/// rank1 for a tile of 17-24 columns: columns 0-15 per row, columns 16-23 (24-31 are zero in the
+/// panel and not multiplied) in pair[r / 2] for rows r and r + 1 (an odd R's last row alone in
+/// the low half).
 template <int R>
 __attribute__((always_inline)) inline void rank1_24(const float* ap, const float* bp, __m512* acc0,
-                                                    __m256* acc1, int64_t as) {
+                                                    __m512* pair, int64_t as) {
   const __m512 b0 = _mm512_loadu_ps(bp);
-  const __m256 b1 = _mm256_loadu_ps(bp + 16);
+  // Columns 16-23 in both halves (GCC 12's _mm512_broadcast_f32x8 warns in its header).
+  const __m256 b8 = _mm256_loadu_ps(bp + 16);
+  const __m512 b1 = __builtin_shufflevector(b8, b8, 0, 1, 2, 3, 4, 5, 6, 7, 0, 1, 2, 3, 4, 5, 6, 7);
   KILN_CPU_UNROLL
-  for (int r = 0; r < R; ++r) {
+  for (int r = 0; r < R; r += 2) {
     const __m512 av = _mm512_set1_ps(ap[r * as]);
     acc0[r] = _mm512_fmadd_ps(av, b0, acc0[r]);
-    // The low half of av (a register rename: GCC 12's cast intrinsics warn in its header).
-    const __m256 av8 = __builtin_shufflevector(av, av, 0, 1, 2, 3, 4, 5, 6, 7);
-    acc1[r] = _mm256_fmadd_ps(av8, b1, acc1[r]);
+    if (r + 1 < R) {
+      const __m512 aw = _mm512_set1_ps(ap[(r + 1) * as]);
+      acc0[r + 1] = _mm512_fmadd_ps(aw, b0, acc0[r + 1]);
+      const __m512 a2 = _mm512_mask_blend_ps(__mmask16(0xFF00), av, aw);
+      pair[r / 2] = _mm512_fmadd_ps(a2, b1, pair[r / 2]);
+    } else {
+      pair[r / 2] = _mm512_fmadd_ps(av, b1, pair[r / 2]);
+    }
   }
 }
-using HalfR = __m256;
+/// A pair of rows' columns 16-23 (rank1_24).
+using HalfR = __m512;
 inline HalfR half_zero() {
-  return _mm256_setzero_ps();
+  return _mm512_setzero_ps();
 }
-inline V::R half_widen(HalfR h) {
-  return __builtin_shufflevector(h, _mm256_setzero_ps(), 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12,
-                                 13, 14, 15);
+/// Row r's columns 16-23 of its pair, as lanes 0-7 (8-15 zero).
+inline V::R half_widen(HalfR h, int r) {
+  return r % 2 == 0 ? _mm512_maskz_mov_ps(__mmask16(0x00FF), h)
+                    : _mm512_maskz_shuffle_f32x4(__mmask16(0x00FF), h, h, _MM_SHUFFLE(3, 2, 3, 2));
 }
 #else
 constexpr bool kHalfTail = false;
@@ -195,7 +210,7 @@ using HalfR = V::R;  // unused: no NV = 3 tiles
 inline HalfR half_zero() {
   return V::zero();
 }
-inline V::R half_widen(HalfR h) {
+inline V::R half_widen(HalfR h, int) {
   return h;
 }
 #endif
@@ -236,10 +251,11 @@ inline void micro(int64_t kc, const float* ap, int64_t lda, const float* bp, int
   V::R acc0[R], acc1[R];
   KILN_CPU_UNROLL
   for (int r = 0; r < R; ++r) acc0[r] = acc1[r] = V::zero();
-  // NV = 3: a tile of 17-24 columns (kHalfTail), its last 8 columns in `half`.
-  HalfR half[NV == 3 ? R : 1];
+  // NV = 3: a tile of 17-24 columns (kHalfTail), the last 8 columns of rows r and r + 1 in
+  // half[r / 2].
+  HalfR half[NV == 3 ? (R + 1) / 2 : 1];
   KILN_CPU_UNROLL
-  for (int r = 0; r < (NV == 3 ? R : 1); ++r) half[r] = half_zero();
+  for (int r = 0; r < (NV == 3 ? (R + 1) / 2 : 1); ++r) half[r] = half_zero();
   // The residual's lines of this tile, and of the tile two panels on where the rows have one
   // (the next tiles of these rows: in time for them, not a k loop ahead): 3-7% on ResNet-50's
   // residual 1x1 convs with the residual from memory (a Zen 3, AVX2). Not in short rows
@@ -282,7 +298,7 @@ inline void micro(int64_t kc, const float* ap, int64_t lda, const float* bp, int
   }
   if constexpr (NV == 3) {
     KILN_CPU_UNROLL
-    for (int r = 0; r < R; ++r) acc1[r] = half_widen(half[r]);
+    for (int r = 0; r < R; ++r) acc1[r] = half_widen(half[r / 2], r);
   }
   // accumulate: C + tile, all rows loaded before any is stored: C's rows are often a multiple
   // of 4 KiB apart, and a load behind a store to the same address modulo 4 KiB waits for it.
