@@ -445,22 +445,25 @@ inline void gemm_packed_a(int64_t M, int64_t N, int64_t K, const float* ap, Pane
         // tenant on the core's L2 and L3), BERT's 128-row products and MobileNetV2's 49- and
         // 196-row 1x1 convs with K > 256 ran 1.2-1.3x slower than with the whole block asked
         // for during the first strip (1.00-1.04 slower in a calm one).
-        // A read in place with two strips or more (session 35): the first strip's tile j takes
-        // this block's panel j + 1 instead, and the second strip the next block's panels. The
-        // first strip reads the block's panels from memory where they are cold (the weights of
-        // a model larger than L3 are, once a run), and the next block asked for one block
-        // ahead had not stopped that: MobileNetV2's 7x7 1x1 convs (49 rows, 0.6-1.6 MB of
-        // weights) ran 5-11% faster in the model at 1 thread (features.18: 268 -> 239 us).
+        // With two strips or more and weights of more than one block (session 35): the first
+        // strip's tile j takes this block's panel j + 1 instead, and the second strip the next
+        // block's panels (packed A: the third strip's first tile the last panel). The first
+        // strip reads the block's panels from memory where they are cold (the weights of a
+        // model larger than L3 are, once a run), and the next block asked for one block ahead
+        // had not stopped that: MobileNetV2's 7x7 1x1 convs (A read in place, 49 rows, 0.6-1.6
+        // MB of weights) ran 5-11% faster in the model at 1 thread (features.18: 268 -> 239
+        // us); BERT's 128-row products (packed A, 2.4-9.4 MB) 2-3% faster with cold weights.
         const int64_t panel_lines = (nkc * kNR + 15) / 16, last_panel = (tiled - 1) / kNR;
-        // The first strip takes this block's panels (weights of more than one block only).
-        const bool own_first = RowA && strips >= 2 && nb.p;
+        // (Packed A from three strips: the third takes the next block's last panel.)
+        const bool own_first = strips >= (RowA ? 2 : 3) && nb.p;
+        const int64_t q_next = own_first ? 1 : 0;  // the strip that takes the next block
         for (int64_t j = 0; j < tiled; j += kNR) {
           const int cols = int(nc - j < kNR ? nc - j : kNR);
           const float* bj = bp.p + (j / kNR) * bp.stride;
           gemm_detail::Ahead ahead = j + kNR >= tiled ? next : gemm_detail::Ahead{};
-          const int64_t take = q == (own_first ? 1 : 0)    ? j / kNR
-                               : q == 1 && j == 0 && !RowA ? last_panel
-                                                           : -1;
+          const int64_t take = q == q_next                          ? j / kNR
+                               : q == q_next + 1 && j == 0 && !RowA ? last_panel
+                                                                    : -1;
           if (PrefetchB && nb.p && take >= 0 && take * kNR < nnc && !ahead.p)
             ahead = {nb.p + take * nb.stride, panel_lines, true};
           if (PrefetchB && own_first && q == 0 && j + kNR < tiled && !ahead.p)
