@@ -3,7 +3,8 @@
 # is 0; `kiln compile --profile` times every kernel call; `kiln bench --profile FILE` writes a
 # Chrome/Perfetto trace with one complete event per manifest op (op, kernel, source nodes,
 # FLOPs, bytes); `kiln bench --profile` prints the top ops with their % of the measured peak.
-# And `kiln bench A --versus B`, the A/B of two builds of a model (profiled and plain here).
+# And `kiln bench A --versus B`, the A/B of two builds of a model (profiled and plain here), and
+# with --profile its per-step table.
 set -euo pipefail
 kiln="$(realpath "$1")"
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -54,6 +55,29 @@ assert j["rounds"] == 4 and j["burst"] == 2, j
 print(f"ok: --versus B/A {r['median']:.3f}")
 PY
 if "$kiln" bench "$work/plain" --versus "$work/prof" --profile 2>"$work/err"; then
-  echo "FAIL: --versus accepted --profile"; exit 1
+  echo "FAIL: --versus --profile accepted a build without timing hooks"; exit 1
 fi
-grep -q "does not take --profile" "$work/err" || { cat "$work/err"; exit 1; }
+grep -q "not compiled with --profile" "$work/err" || { cat "$work/err"; exit 1; }
+if "$kiln" bench "$work/prof" --versus "$work/prof" --profile "$work/x.json" 2>"$work/err"; then
+  echo "FAIL: --versus accepted --profile FILE"; exit 1
+fi
+grep -q "without a FILE" "$work/err" || { cat "$work/err"; exit 1; }
+# --versus --profile: the steps of two profiled builds, round by round (the same build twice
+# here: every step pairs up).
+"$kiln" compile "$model" -o "$work/prof2" --profile >/dev/null
+"$kiln" bench "$work/prof" --versus "$work/prof2" --profile --iters 3 --burst 2 --json \
+  >"$work/abs.json"
+/usr/bin/python3 - "$work/abs.json" "$work/prof/manifest.json" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+ops = json.load(open(sys.argv[2]))["ops"]
+steps = j["steps"]
+assert len(steps) == len(ops) > 0, (len(steps), len(ops))
+for st, op in zip(steps, ops):
+    assert st["nodes"] == ",".join(op["nodes"]) and st["kernel_a"] == st["kernel_b"] == op["kernel"], st
+    assert st["a_us"] >= 0 and st["b_us"] >= 0 and st["ratio_b_over_a"] >= 0, st
+assert any(st["a_us"] > 0 and st["ratio_b_over_a"] > 0 for st in steps), steps
+print(f"ok: --versus --profile paired {len(steps)} steps")
+PY
+"$kiln" bench "$work/prof" --versus "$work/prof2" --profile --iters 2 --burst 1 >"$work/abs.txt"
+grep -q "^steps: .* us (A) and .* us (B) summed, B/A" "$work/abs.txt" || { cat "$work/abs.txt"; exit 1; }

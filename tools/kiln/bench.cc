@@ -1,6 +1,7 @@
 // `kiln bench`: latency of a compiled model (first run, min/median/p90), arena and weights.
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <random>
@@ -131,13 +132,92 @@ Expected<double> timeRun(LoadedModel& model) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
 }
 
+/// Per-step figures of a --versus run with --profile: each round's mean of every step over
+/// its burst, per side. Steps pair up by index when both builds list the same source nodes in
+/// the same order (two builds of one model); otherwise there is no per-step table.
+struct VersusSteps {
+  bool paired = false;
+  std::vector<std::vector<double>> ns[2];  ///< [side][step]: one value per round
+};
+
+/// Adds the last run's step times to `sum` (ns per step).
+Status addLastRun(const LoadedModel& m, std::vector<double>* sum) {
+  auto prof = m.lastProfile();
+  if (!prof.ok()) return prof.status();
+  if (prof->size() != sum->size())
+    return makeError("the library timed {} steps, its manifest lists {}", prof->size(),
+                     sum->size());
+  for (size_t k = 0; k < prof->size(); ++k) (*sum)[k] += double((*prof)[k].second);
+  return Status();
+}
+
+/// The per-step table of --versus --profile: the steps whose time changed most (B - A), each
+/// with the median over rounds of A's and B's time and of the rounds' ratios B/A.
+void printVersusSteps(const LoadedModel& a, const LoadedModel& b, const VersusSteps& vs,
+                      nlohmann::ordered_json* json) {
+  if (!vs.paired) {
+    if (json)
+      (*json)["steps"] = nullptr;
+    else
+      std::cout << "steps: the two builds' steps differ (other ops or fusions): no per-step "
+                   "table\n";
+    return;
+  }
+  struct Row {
+    size_t i;
+    double a, b, ratio;
+  };
+  std::vector<Row> rows;
+  double ta = 0, tb = 0;
+  for (size_t i = 0; i < a.steps().size(); ++i) {
+    std::vector<double> r;
+    for (size_t k = 0; k < vs.ns[0][i].size(); ++k)
+      if (vs.ns[0][i][k] > 0) r.push_back(vs.ns[1][i][k] / vs.ns[0][i][k]);
+    rows.push_back({i, percentile(vs.ns[0][i], 0.5) / 1e3, percentile(vs.ns[1][i], 0.5) / 1e3,
+                    r.empty() ? 0.0 : percentile(r, 0.5)});
+    ta += rows.back().a;
+    tb += rows.back().b;
+  }
+  if (json) {
+    nlohmann::ordered_json steps = nlohmann::ordered_json::array();
+    for (const Row& r : rows)
+      steps.push_back({{"nodes", a.steps()[r.i].nodes},
+                       {"op", a.steps()[r.i].op},
+                       {"kernel_a", a.steps()[r.i].kernel},
+                       {"kernel_b", b.steps()[r.i].kernel},
+                       {"a_us", r.a},
+                       {"b_us", r.b},
+                       {"ratio_b_over_a", r.ratio}});
+    (*json)["steps"] = steps;
+    return;
+  }
+  std::stable_sort(rows.begin(), rows.end(), [](const Row& x, const Row& y) {
+    return std::abs(x.b - x.a) > std::abs(y.b - y.a);
+  });
+  std::cout << fmt::format(
+      "steps: {:.1f} us (A) and {:.1f} us (B) summed, B/A {:.4f}; the 15 "
+      "that changed most:\n",
+      ta, tb, ta > 0 ? tb / ta : 0.0);
+  std::cout << fmt::format("{:>5} {:>10} {:>10} {:>7}  {:<38} {}\n", "step", "A us", "B us", "B/A",
+                           "kernel (A)", "nodes");
+  for (size_t k = 0; k < rows.size() && k < 15; ++k) {
+    const Row& r = rows[k];
+    const auto& st = a.steps()[r.i];
+    const std::string nodes = st.nodes.size() > 40 ? st.nodes.substr(0, 37) + "..." : st.nodes;
+    std::cout << fmt::format("{:5} {:10.1f} {:10.1f} {:7.3f}  {:<38} {}\n", r.i, r.a, r.b, r.ratio,
+                             st.kernel.substr(0, 38), nodes);
+  }
+}
+
 /// --versus: A (MODEL) and B alternate in bursts of --burst runs, for --iters rounds (which of
 /// the two goes first alternates too), with a pause before each burst so that the other's pool
 /// workers, spinning after its last run, are asleep and do not take a core from it. On a shared
 /// machine the host's load changes over seconds, so a ratio of two medians taken minutes apart
 /// says little; the median of the rounds' ratios, each from bursts a few ms apart, holds.
+/// With --profile (both built with it) the steps are compared the same way, round by round.
 int runVersus(const BenchArgs& a, const std::vector<GivenInput>& given) {
-  if (a.profile) return fail("--versus does not take --profile: profile each model on its own");
+  if (a.profile && !a.profileFile.empty())
+    return fail("--versus takes --profile without a FILE (it prints a per-step table)");
   if (a.burst < 1) return fail("--burst must be at least 1");
   std::unique_ptr<LoadedModel> side[2];
   const std::string paths[2] = {a.model.path, a.versus};
@@ -150,6 +230,20 @@ int runVersus(const BenchArgs& a, const std::vector<GivenInput>& given) {
   for (int s = 0; s < 2; ++s)
     for (int i = 0; i < 1 + a.warmup; ++i)
       if (auto t = timeRun(*side[s]); !t.ok()) return fail(t.message());
+  VersusSteps vs;
+  if (a.profile) {
+    for (int s = 0; s < 2; ++s)
+      if (!side[s]->profiled())
+        return fail(
+            fmt::format("{}: not compiled with --profile — pass the model file, or "
+                        "recompile the folder with kiln compile --profile",
+                        paths[s]));
+    const auto &sa = side[0]->steps(), &sb = side[1]->steps();
+    vs.paired = sa.size() == sb.size() &&
+                std::equal(sa.begin(), sa.end(), sb.begin(),
+                           [](const auto& x, const auto& y) { return x.nodes == y.nodes; });
+    for (int s = 0; s < 2; ++s) vs.ns[s].assign(side[s]->steps().size(), {});
+  }
   // A pool's workers stay awake for a while after create (kiln_runtime's start window).
   std::this_thread::sleep_for(std::chrono::milliseconds(100));
   std::vector<double> med[2], ratio;
@@ -157,13 +251,17 @@ int runVersus(const BenchArgs& a, const std::vector<GivenInput>& given) {
   for (int r = 0; r < a.iters; ++r) {
     for (int k = 0; k < 2; ++k) {
       const int s = (r + k) % 2;
+      std::vector<double> stepSum(vs.paired ? side[s]->steps().size() : 0, 0.0);
       std::this_thread::sleep_for(kSettle);
       for (auto& t : burst) {
         auto ms = timeRun(*side[s]);
         if (!ms.ok()) return fail(ms.message());
         t = *ms;
+        if (vs.paired)
+          if (auto st = addLastRun(*side[s], &stepSum); !st.ok()) return fail(st.message());
       }
       med[s].push_back(percentile(burst, 0.5));
+      for (size_t i = 0; i < stepSum.size(); ++i) vs.ns[s][i].push_back(stepSum[i] / a.burst);
     }
     ratio.push_back(med[1].back() / med[0].back());
   }
@@ -178,6 +276,7 @@ int runVersus(const BenchArgs& a, const std::vector<GivenInput>& given) {
     j["rounds"] = a.iters;
     j["burst"] = a.burst;
     j["threads"] = side[0]->threads();
+    if (a.profile) printVersusSteps(*side[0], *side[1], vs, &j);
     std::cout << j.dump() << "\n";
     return kExitOk;
   }
@@ -185,6 +284,7 @@ int runVersus(const BenchArgs& a, const std::vector<GivenInput>& given) {
       "A {}: median {:.3f} ms\nB {}: median {:.3f} ms\nB/A per round: median {:.4f} "
       "(quartiles {:.4f} - {:.4f}) over {} rounds of {} runs each\n",
       paths[0], ma, paths[1], mb, r50, r25, r75, a.iters, a.burst);
+  if (a.profile) printVersusSteps(*side[0], *side[1], vs, nullptr);
   return kExitOk;
 }
 
@@ -261,7 +361,8 @@ Verb addBenchVerb(CLI::App& app) {
   cmd->add_flag("--json", a->json, "Print exactly one JSON line");
   cmd->add_option("--versus", a->versus,
                   "A/B: alternate MODEL and this second model or compiled folder in bursts, "
-                  "--iters rounds; print each one's median and the median ratio of the rounds")
+                  "--iters rounds; print each one's median and the median ratio of the rounds "
+                  "(with --profile also the steps that changed most)")
       ->check(CLI::ExistingPath);
   cmd->add_option("--burst", a->burst, "Runs per model per round of --versus (default 5)");
   cmd->add_option("--profile", a->profileFile,
