@@ -455,7 +455,7 @@ inline void gemm_packed_a(int64_t M, int64_t N, int64_t K, const float* ap, Pane
         // us); BERT's 128-row products (packed A, 2.4-9.4 MB) 2-3% faster with cold weights.
         const int64_t panel_lines = (nkc * kNR + 15) / 16, last_panel = (tiled - 1) / kNR;
         // (Packed A from three strips: the third takes the next block's last panel.)
-        const bool own_first = strips >= (RowA ? 2 : 3) && nb.p;
+        const bool own_first = PrefetchB && strips >= (RowA ? 2 : 3) && nb.p;
         const int64_t q_next = own_first ? 1 : 0;  // the strip that takes the next block
         for (int64_t j = 0; j < tiled; j += kNR) {
           const int cols = int(nc - j < kNR ? nc - j : kNR);
@@ -466,7 +466,7 @@ inline void gemm_packed_a(int64_t M, int64_t N, int64_t K, const float* ap, Pane
                                                                     : -1;
           if (PrefetchB && nb.p && take >= 0 && take * kNR < nnc && !ahead.p)
             ahead = {nb.p + take * nb.stride, panel_lines, true};
-          if (PrefetchB && own_first && q == 0 && j + kNR < tiled && !ahead.p)
+          if (own_first && q == 0 && j + kNR < tiled && !ahead.p)
             ahead = {bj + bp.stride, (kc * kNR + 15) / 16, true};
           gemm_detail::micro_rows<kMR, RowA>(rows, kc, am, lda, bj, bp.ldb, c + m * ldc + n0 + j,
                                              ldc, cols, accumulate, last, e, m, n0 + j, ahead);

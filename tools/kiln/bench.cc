@@ -132,6 +132,14 @@ Expected<double> timeRun(LoadedModel& model) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
 }
 
+/// The error for --profile on a build without timing hooks.
+std::string notProfiled(const std::string& path) {
+  return fmt::format(
+      "{}: not compiled with --profile — pass the model file, or recompile the "
+      "folder with kiln compile --profile",
+      path);
+}
+
 /// Per-step figures of a --versus run with --profile: each round's mean of every step over
 /// its burst, per side. Steps pair up by index when both builds list the same source nodes in
 /// the same order (two builds of one model); otherwise there is no per-step table.
@@ -233,11 +241,7 @@ int runVersus(const BenchArgs& a, const std::vector<GivenInput>& given) {
   VersusSteps vs;
   if (a.profile) {
     for (int s = 0; s < 2; ++s)
-      if (!side[s]->profiled())
-        return fail(
-            fmt::format("{}: not compiled with --profile — pass the model file, or "
-                        "recompile the folder with kiln compile --profile",
-                        paths[s]));
+      if (!side[s]->profiled()) return fail(notProfiled(paths[s]));
     const auto &sa = side[0]->steps(), &sb = side[1]->steps();
     vs.paired = sa.size() == sb.size() &&
                 std::equal(sa.begin(), sa.end(), sb.begin(),
@@ -301,10 +305,7 @@ int runBench(const BenchArgs& a) {
   if (!first.ok()) return fail(first.message());
   for (int i = 0; i < a.warmup; ++i)
     if (auto t = time(); !t.ok()) return fail(t.message());
-  if (a.profile && !model.profiled())
-    return fail(fmt::format("{}: not compiled with --profile — pass the model file, or recompile "
-                            "the folder with kiln compile --profile",
-                            a.model.path));
+  if (a.profile && !model.profiled()) return fail(notProfiled(a.model.path));
   std::vector<double> samples, stepNs;
   std::vector<std::pair<uint64_t, uint64_t>> last;
   for (int i = 0; i < a.iters; ++i) {
