@@ -2,7 +2,8 @@
 """A/B of two versions of kiln's CPU GEMM kernels on model-shaped products, in one process.
 
 Usage: /usr/bin/python3 bench/kernel_ab.py [--base REV] [--b-rev REV] [--rounds R] [--threads T]
-           [--shapes PRESET|M,N,K,act,r|p ...] [--cold-mb MB] [--cxx CXX] [--keep DIR]
+           [--shapes PRESET|M,N,K,act,r|p ...] [--cold-mb MB] [--cxx CXX] [--opt 1|2|3]
+           [--keep DIR]
 
 A is kernels/cpu and kernels/ref at git revision --base (default HEAD), B the working tree's
 (or those at --b-rev).
@@ -47,7 +48,7 @@ PRESETS = {
     "smoke": ["49,96,300,1,r", "37,40,20,0,p"],
 }
 
-FLAGS = ["-O3", "-std=c++17", "-march=x86-64-v4", "-ffp-contract=off", "-fno-exceptions"]
+FLAGS = ["-std=c++17", "-march=x86-64-v4", "-ffp-contract=off", "-fno-exceptions"]
 
 
 def fail(msg):
@@ -77,6 +78,8 @@ def main():
     ap.add_argument("--cold-mb", type=int, default=0,
                     help="rotate each version over MB of weight copies (0: hot weights)")
     ap.add_argument("--cxx", default=os.environ.get("CXX", "g++"))
+    ap.add_argument("--opt", default="3", choices=["1", "2", "3"],
+                    help="-O level of both builds (default 3, as generated code; the test: 1)")
     ap.add_argument("--keep", help="build here and keep it (default: a temporary folder)")
     args = ap.parse_args()
     shapes = []
@@ -106,8 +109,9 @@ def main():
         procs = []
         for tag, inc in (("A", base), ("B", tree)):
             obj = os.path.join(work, f"variant_{tag}.o")
-            cmd = [args.cxx, *FLAGS, f"-I{inc}", f"-DKAB_NS=kab_{tag}", f"-Dkiln_cpu=kiln_cpu_{tag}",
-                   f"-Dkiln_ref=kiln_ref_{tag}", "-c", os.path.join(HERE, "variant.cc"), "-o", obj]
+            cmd = [args.cxx, f"-O{args.opt}", *FLAGS, f"-I{inc}", f"-DKAB_NS=kab_{tag}",
+                   f"-Dkiln_cpu=kiln_cpu_{tag}", f"-Dkiln_ref=kiln_ref_{tag}", "-c",
+                   os.path.join(HERE, "variant.cc"), "-o", obj]
             procs.append((tag, subprocess.Popen(cmd, stderr=subprocess.PIPE)))
             objs.append(obj)
         for tag, p in procs:
@@ -115,7 +119,8 @@ def main():
             if p.returncode != 0:
                 fail(f"version {tag} does not compile:\n{err.decode(errors='replace')}")
         exe = os.path.join(work, "kernel_ab")
-        subprocess.run([args.cxx, *FLAGS, os.path.join(HERE, "main.cc"), *objs, "-pthread",
+        subprocess.run([args.cxx, f"-O{args.opt}", *FLAGS, os.path.join(HERE, "main.cc"), *objs,
+                        "-pthread",
                         "-o", exe], check=True)
         b_name = f"kernels at {args.b_rev}" if args.b_rev else "the working tree"
         print(f"A: kernels at {args.base}; B: {b_name}; {args.rounds} rounds, "

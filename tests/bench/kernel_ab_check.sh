@@ -9,7 +9,7 @@ work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 ab="$root/bench/kernel_ab.py"
 /usr/bin/python3 "$ab" --base HEAD --b-rev HEAD --shapes smoke 20,33,7,1,r --rounds 2 --threads 2 \
-  --cold-mb 8 >"$work/out.txt"
+  --cold-mb 8 --opt 1 >"$work/out.txt"
 cat "$work/out.txt"
 /usr/bin/python3 - "$work/out.txt" <<'PY'
 import re, sys
