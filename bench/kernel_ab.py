@@ -8,8 +8,8 @@ Usage: /usr/bin/python3 bench/kernel_ab.py [--base REV] [--b-rev REV] [--rounds 
 A is kernels/cpu and kernels/ref at git revision --base (default HEAD), B the working tree's
 (or those at --b-rev).
 Both are compiled into one binary (their namespaces renamed kiln_cpu_A / kiln_cpu_B, kiln_ref_A /
-kiln_ref_B), with the flags of generated code for x86-64-v4 (-O3 -march=x86-64-v4
--ffp-contract=off). Each round times A, then B, on every shape. Printed per shape: both medians
+kiln_ref_B), with the flags of generated code for x86-64-v4 (-O3, or --opt's level;
+-march=x86-64-v4 -ffp-contract=off). Each round times A, then B, on every shape. Printed per shape: both medians
 (us and GFLOP/s), the median of the rounds' ratios B/A, and whether the outputs are
 bit-identical. A shape is M,N,K,act,driver: act 0 (none) or 1 (Clip(0, 6)), both with a column
 bias; driver r (A read in place: gemm_f32_rowa_packed_b) or p (A packed: gemm_f32_packed_b).
@@ -120,8 +120,7 @@ def main():
                 fail(f"version {tag} does not compile:\n{err.decode(errors='replace')}")
         exe = os.path.join(work, "kernel_ab")
         subprocess.run([args.cxx, f"-O{args.opt}", *FLAGS, os.path.join(HERE, "main.cc"), *objs,
-                        "-pthread",
-                        "-o", exe], check=True)
+                        "-pthread", "-o", exe], check=True)
         b_name = f"kernels at {args.b_rev}" if args.b_rev else "the working tree"
         print(f"A: kernels at {args.base}; B: {b_name}; {args.rounds} rounds, "
               f"{args.threads} thread(s), weights " +
