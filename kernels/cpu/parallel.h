@@ -35,6 +35,10 @@ class ThreadPool {
     quit_.store(false);
     generation_.store(0);
     state_.store(0);
+#ifdef KILN_CPU_POOL_PROFILE
+    caller_wait_ns_ = 0;
+    for (Busy& b : busy_) b.ns.store(0, std::memory_order_relaxed);
+#endif
     for (int t = 1; t < threads; ++t) {
       args_[t - 1] = Arg{this, t};
       if (pthread_create(&workers_[t - 1], nullptr, &ThreadPool::main, &args_[t - 1]) != 0) {
@@ -68,6 +72,22 @@ class ThreadPool {
 
   int size() const { return size_; }
 
+#ifdef KILN_CPU_POOL_PROFILE
+  /// `kiln compile --profile`: thread-nanoseconds the pool's threads were idle during the
+  /// `wall_ns` that just passed (a step of the run): the caller's waits for the workers' last
+  /// units, and each worker's time outside units, which includes the steps (or parts of them)
+  /// that run on the caller alone. Resets the count.
+  uint64_t take_idle_ns(uint64_t wall_ns) {
+    uint64_t idle = caller_wait_ns_;
+    caller_wait_ns_ = 0;
+    for (int t = 1; t < size_; ++t) {
+      const uint64_t busy = busy_[t].ns.exchange(0, std::memory_order_relaxed);
+      idle += busy < wall_ns ? wall_ns - busy : 0;
+    }
+    return idle;
+  }
+#endif
+
   /// Calls f(unit, thread) for unit in [0, units), thread in [0, size()).
   template <class F>
   void run(int64_t units, F& f) {
@@ -99,7 +119,12 @@ class ThreadPool {
       state_.store((g & 0xffffffffu) << kGenShift | kOpen, std::memory_order_release);
     }
     wake_.notify_all();
+#ifdef KILN_CPU_POOL_PROFILE
     work(0);
+    const int64_t done_ns = now_ns();
+#else
+    work(0);
+#endif
     // Every unit is taken. Close the job: a worker that has not joined yet (asleep, or
     // preempted on a shared machine) no longer can, so it is not waited for; the ones that
     // joined finish the unit they hold. Spin first (kernels are short), then yield.
@@ -113,6 +138,9 @@ class ThreadPool {
         sched_yield();
     }
     job_ = nullptr;
+#ifdef KILN_CPU_POOL_PROFILE
+    caller_wait_ns_ += uint64_t(now_ns() - done_ns);
+#endif
   }
 
  private:
@@ -188,7 +216,13 @@ class ThreadPool {
       }
       seen = g + ahead(s);
       if ((s & kOpen) == 0) continue;
+#ifdef KILN_CPU_POOL_PROFILE
+      const int64_t start_ns = now_ns();
       work(id);
+      busy_[id].ns.fetch_add(uint64_t(now_ns() - start_ns), std::memory_order_relaxed);
+#else
+      work(id);
+#endif
       state_.fetch_sub(1, std::memory_order_release);
     }
   }
@@ -237,6 +271,13 @@ class ThreadPool {
   std::atomic<int64_t> awake_until_ns_{0};  ///< CLOCK_MONOTONIC end of start()'s awake window
   pthread_t workers_[kMaxThreads] = {};
   Arg args_[kMaxThreads] = {};
+#ifdef KILN_CPU_POOL_PROFILE
+  uint64_t caller_wait_ns_ = 0;  ///< caller's waits since take_idle_ns
+  struct alignas(64) Busy {
+    std::atomic<uint64_t> ns{0};  ///< a worker's time in units since take_idle_ns
+  };
+  Busy busy_[kMaxThreads];
+#endif
 };
 
 /// Runs f(unit, thread) over [0, units) on the pool (serially without one).

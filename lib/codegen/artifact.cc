@@ -71,6 +71,7 @@ std::string source(const Model& model, const Program& p, const CompileOptions& o
   // Kernels that plan what stays in L2 (kiln_cpu/conv_pixrows.h) size it from the target's.
   if (p.target.l2Share() != (int64_t(512) << 10))
     s += fmt::format("#define KILN_CPU_L2_SHARE_BYTES (int64_t({}))\n", p.target.l2Share());
+  if (o.profile && p.usesThreadPool) s += "#define KILN_CPU_POOL_PROFILE 1\n";  // idle counts
   for (const auto& h : p.headers) s += "#include \"" + h + "\"\n";
   if (p.usesThreadPool) s += "#include \"kiln_cpu/parallel.h\"\n#include <new>\n";
   if (o.profile) s += "#include <time.h>\n";
@@ -217,9 +218,10 @@ KILN_BASELINE int create_context({P}_context** out, void* arena, size_t arena_by
 
 )",
       fmt::arg("P", P), fmt::arg("RTINIT", runtimeShapeInit(p)),
-      fmt::arg("PROF", o.profile ? "\n  uint64_t prof_start[kProfileSteps];  // --profile: the last run\n"
-                                   "  uint64_t prof_ns[kProfileSteps];"
-                                 : ""),
+      fmt::arg("PROF", o.profile
+                           ? "\n  uint64_t prof_start[kProfileSteps];  // --profile: the last run\n"
+                             "  uint64_t prof_ns[kProfileSteps], prof_idle[kProfileSteps];"
+                           : ""),
       fmt::arg("POOLINIT",
                p.usesThreadPool
                    ? "  auto* thread_pool = new (std::nothrow) kiln_cpu::ThreadPool;\n"
@@ -228,7 +230,6 @@ KILN_BASELINE int create_context({P}_context** out, void* arena, size_t arena_by
                      "  thread_pool->start(kMaxThreads);  // fewer threads if the system refuses\n"
                      "  ctx->thread_pool = thread_pool;\n"
                    : ""));
-  // create / create_with_weights
   if (external) {
     s += fmt::format(
         R"(extern "C" KILN_BASELINE int {P}_create({P}_context** out, void*, size_t) {{
@@ -490,8 +491,13 @@ extern "C" int {P}_bind_output({P}_context* ctx, int i, void* data, size_t bytes
     }
     s += fmt::format(
         "  // {} {}\n  {{\n    const uint64_t t = now_ns();\n    {}\n"
-        "    ctx->prof_start[{}] = t - run_start;\n    ctx->prof_ns[{}] = now_ns() - t;\n  }}\n",
-        commentSafe(c.opType), names, c.statement, i, i);
+        "    ctx->prof_start[{}] = t - run_start;\n    ctx->prof_ns[{}] = now_ns() - t;\n"
+        "    ctx->prof_idle[{}] = {};\n  }}\n",
+        commentSafe(c.opType), names, c.statement, i, i, i,
+        p.usesThreadPool ? fmt::format("static_cast<kiln_cpu::ThreadPool*>(ctx->thread_pool)"
+                                       "->take_idle_ns(ctx->prof_ns[{}])",
+                                       i)
+                         : "0");  // no pool: one thread, never idle
   }
   s += runtimeShapeUpdate(p);
   s += "  return KILN_OK;\n}\n";

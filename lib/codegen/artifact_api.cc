@@ -88,9 +88,13 @@ int {P}_set_threads({P}_context* ctx, int threads);
 
 /* Profiling (`kiln compile --profile`; otherwise profile_count is 0 and no timing code is
    compiled in): step i of the last run (the i-th entry of manifest.json "ops": kernel, op,
-   source nodes, flops, bytes) started start_ns after run began and took duration_ns. */
+   source nodes, flops, bytes) started start_ns after run began and took duration_ns; its
+   threads were idle for idle_ns thread-nanoseconds of it in all (out of threads x duration_ns:
+   waiting for the other threads' last work units, or while the step ran on fewer threads;
+   0 with one thread). */
 int {P}_profile_count(void);
 int {P}_profile_last(const {P}_context* ctx, int index, uint64_t* start_ns, uint64_t* duration_ns);
+int {P}_profile_idle(const {P}_context* ctx, int index, uint64_t* idle_ns);
 
 /* A short description of a status code. */
 const char* {P}_status_string(int status);
@@ -192,6 +196,9 @@ std::string profileCode(const Program& p, bool profile) {
 extern "C" int {P}_profile_last(const {P}_context* ctx, int, uint64_t*, uint64_t*) {{
   return ctx ? KILN_ERR_INDEX : KILN_ERR_NULL;  // compiled without --profile
 }}
+extern "C" int {P}_profile_idle(const {P}_context* ctx, int, uint64_t*) {{
+  return ctx ? KILN_ERR_INDEX : KILN_ERR_NULL;
+}}
 
 )",
         fmt::arg("P", P));
@@ -203,6 +210,12 @@ extern "C" int {P}_profile_last(const {P}_context* ctx, int i, uint64_t* start_n
   if (i < 0 || i >= kProfileSteps) return KILN_ERR_INDEX;
   *start_ns = ctx->prof_start[i];
   *duration_ns = ctx->prof_ns[i];
+  return KILN_OK;
+}}
+extern "C" int {P}_profile_idle(const {P}_context* ctx, int i, uint64_t* idle_ns) {{
+  if (!ctx || !idle_ns) return KILN_ERR_NULL;
+  if (i < 0 || i >= kProfileSteps) return KILN_ERR_INDEX;
+  *idle_ns = ctx->prof_idle[i];
   return KILN_OK;
 }}
 

@@ -19,7 +19,7 @@ std::string touchCodeCode();
 /// {P}_max_threads and {P}_set_threads.
 std::string threadCode(const Program& p);
 
-/// {P}_profile_count and {P}_profile_last (count 0 without --profile).
+/// {P}_profile_count, {P}_profile_last and {P}_profile_idle (count 0 without --profile).
 std::string profileCode(const Program& p, bool profile);
 
 /// manifest.json (manifest.cc).

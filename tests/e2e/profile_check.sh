@@ -4,7 +4,7 @@
 # Chrome/Perfetto trace with one complete event per manifest op (op, kernel, source nodes,
 # FLOPs, bytes); `kiln bench --profile` prints the top ops with their % of the measured peak.
 # And `kiln bench A --versus B`, the A/B of two builds of a model (profiled and plain here), and
-# with --profile its per-step table.
+# with --profile its per-step table. And the threads' idle time per step.
 set -euo pipefail
 kiln="$(realpath "$1")"
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -43,6 +43,31 @@ assert convs and all(op["flops"] > 0 for op in convs), convs
 print(f"ok: trace of {len(events)} steps matches the manifest ops")
 PY
 sed -n 1,6p "$work/top.txt"
+# Idle thread time per step ({P}_profile_idle): none at 1 thread; at 2, at most the worker's
+# whole step, and all of it where a step runs on the caller alone (the classifier's gemv, one
+# work unit).
+for t in 1 2; do
+  "$kiln" compile "$model" -o "$work/prof_t$t" --profile --threads "$t" >/dev/null
+  "$kiln" bench "$work/prof_t$t" --profile "$work/idle_t$t.json" --iters 5 >/dev/null
+  "$kiln" bench "$work/prof_t$t" --profile --iters 5 >"$work/top_t$t.txt"
+done
+grep -q "^threads idle .* ms per run in all, .*% of 2 x the kernels' time" "$work/top_t2.txt" ||
+  { cat "$work/top_t2.txt"; exit 1; }
+if grep -q "^threads idle" "$work/top_t1.txt"; then cat "$work/top_t1.txt"; exit 1; fi
+/usr/bin/python3 - "$work/idle_t1.json" "$work/idle_t2.json" <<'PY'
+import json, sys
+one = json.load(open(sys.argv[1]))["traceEvents"]
+two = json.load(open(sys.argv[2]))["traceEvents"]
+assert one and all(e["args"]["idle_us"] == 0 and e["args"]["idle_pct"] == 0 for e in one), one
+for e in two:
+    a = e["args"]
+    # The threads are never idle together but for the pool's hand-offs (a 1 us step: 51%).
+    assert a["idle_us"] >= 0 and a["idle_pct"] >= 0, e
+    assert a["idle_us"] <= 1.02 * a["mean_us"] + 1.0, e
+alone = [e for e in two if "gemv" in e["cat"]]
+assert alone and all(abs(e["args"]["idle_pct"] - 50) < 0.01 for e in alone), alone
+print(f"ok: idle time of {len(two)} steps at 2 threads")
+PY
 "$kiln" bench "$work/plain" --versus "$work/prof" --iters 4 --burst 2 --json >"$work/ab.json"
 /usr/bin/python3 - "$work/ab.json" "$work/plain" "$work/prof" <<'PY'
 import json, sys

@@ -130,6 +130,7 @@ class Session {
         sink_ += fuzzmodel_output_runtime_bytes(ctx_, i);
         uint64_t start = 0, duration = 0;
         check(fuzzmodel_profile_last(ctx_, anyIndex(in_, 8), &start, &duration));
+        check(fuzzmodel_profile_idle(ctx_, anyIndex(in_, 8), &duration));
         break;
       }
       default:

@@ -30,14 +30,20 @@ struct BenchArgs {
   int burst = 5;       ///< --burst: runs per side per round of --versus
 };
 
-/// The per-step times of a profiled run: a trace-event file, or the top steps by time.
+/// The per-step times of a profiled run: a trace-event file, or the top steps by time. idleNs:
+/// each step's mean idle thread time (empty: the artifact does not report it).
 Status reportProfile(const BenchArgs& a, const LoadedModel& model,
-                     const std::vector<double>& meanNs,
+                     const std::vector<double>& meanNs, const std::vector<double>& idleNs,
                      const std::vector<std::pair<uint64_t, uint64_t>>& last) {
   const auto& steps = model.steps();
   if (steps.size() != meanNs.size())
     return makeError("the manifest lists {} ops but the library timed {} steps", steps.size(),
                      meanNs.size());
+  const double threads = double(model.threads());
+  // Percent of the step's thread time (threads x its mean) spent idle.
+  auto idlePct = [&](size_t i) {
+    return i < idleNs.size() && meanNs[i] > 0 ? 100.0 * idleNs[i] / (threads * meanNs[i]) : 0.0;
+  };
   if (!a.profileFile.empty()) {
     nlohmann::ordered_json events = nlohmann::ordered_json::array();
     for (size_t i = 0; i < steps.size(); ++i) {
@@ -49,6 +55,10 @@ Status reportProfile(const BenchArgs& a, const LoadedModel& model,
                                      {"mean_us", meanNs[i] / 1000.0}};
       if (steps[i].flops > 0 && last[i].second > 0)
         args["gflops_per_s"] = double(steps[i].flops) / double(last[i].second);
+      if (i < idleNs.size()) {
+        args["idle_us"] = idleNs[i] / 1000.0;
+        args["idle_pct"] = idlePct(i);
+      }
       events.push_back({{"name", steps[i].op},
                         {"cat", steps[i].kernel},
                         {"ph", "X"},
@@ -68,8 +78,9 @@ Status reportProfile(const BenchArgs& a, const LoadedModel& model,
   }
   const char* isa = "";
   const double peak = measurePeakGflops(&isa) * model.threads();
-  double total = 0;
+  double total = 0, idle = 0;
   for (double ns : meanNs) total += ns;
+  for (double ns : idleNs) idle += ns;
   std::vector<size_t> order(steps.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
   std::stable_sort(order.begin(), order.end(),
@@ -78,17 +89,22 @@ Status reportProfile(const BenchArgs& a, const LoadedModel& model,
       "profile: {} steps, {:.3f} ms per run in kernels; peak {:.1f} GFLOP/s ({} FMA loop x {} "
       "thread{})\n",
       steps.size(), total / 1e6, peak, isa, model.threads(), model.threads() == 1 ? "" : "s");
-  std::cout << fmt::format("{:>9} {:>6} {:>9} {:>7}  {:<18} {:<38} {}\n", "ms", "%", "GFLOP/s",
-                           "% peak", "op", "kernel", "nodes");
+  if (model.threads() > 1 && !idleNs.empty())
+    std::cout << fmt::format(
+        "threads idle {:.3f} ms per run in all, {:.1f}% of {} x the kernels' time (idle %: a "
+        "step's share)\n",
+        idle / 1e6, 100.0 * idle / std::max(threads * total, 1.0), model.threads());
+  std::cout << fmt::format("{:>9} {:>6} {:>9} {:>7} {:>6}  {:<18} {:<38} {}\n", "ms", "%",
+                           "GFLOP/s", "% peak", "idle %", "op", "kernel", "nodes");
   for (size_t k = 0; k < order.size() && k < 15; ++k) {
     const size_t i = order[k];
     const double gf = meanNs[i] > 0 ? double(steps[i].flops) / meanNs[i] : 0.0;
     std::string nodes = steps[i].nodes.size() > 40 ? steps[i].nodes.substr(0, 37) + "..."
                                                    : steps[i].nodes;
-    std::cout << fmt::format("{:9.3f} {:6.1f} {:9.1f} {:7.1f}  {:<18} {:<38} {}\n",
+    std::cout << fmt::format("{:9.3f} {:6.1f} {:9.1f} {:7.1f} {:6.1f}  {:<18} {:<38} {}\n",
                              meanNs[i] / 1e6, 100.0 * meanNs[i] / std::max(total, 1.0), gf,
-                             peak > 0 ? 100.0 * gf / peak : 0.0, steps[i].op.substr(0, 18),
-                             steps[i].kernel.substr(0, 38), nodes);
+                             peak > 0 ? 100.0 * gf / peak : 0.0, idlePct(i),
+                             steps[i].op.substr(0, 18), steps[i].kernel.substr(0, 38), nodes);
   }
   return Status();
 }
@@ -306,7 +322,7 @@ int runBench(const BenchArgs& a) {
   for (int i = 0; i < a.warmup; ++i)
     if (auto t = time(); !t.ok()) return fail(t.message());
   if (a.profile && !model.profiled()) return fail(notProfiled(a.model.path));
-  std::vector<double> samples, stepNs;
+  std::vector<double> samples, stepNs, idleNs;
   std::vector<std::pair<uint64_t, uint64_t>> last;
   for (int i = 0; i < a.iters; ++i) {
     auto t = time();
@@ -318,6 +334,10 @@ int runBench(const BenchArgs& a) {
     stepNs.resize(prof->size(), 0.0);
     for (size_t k = 0; k < prof->size(); ++k) stepNs[k] += double((*prof)[k].second) / a.iters;
     last = std::move(*prof);
+    auto idle = model.lastIdle();
+    if (!idle.ok()) return fail(idle.message());
+    idleNs.resize(idle->size(), 0.0);
+    for (size_t k = 0; k < idle->size(); ++k) idleNs[k] += double((*idle)[k]) / a.iters;
   }
   double mn = *std::min_element(samples.begin(), samples.end());
   double med = percentile(samples, 0.5), p90 = percentile(samples, 0.9);
@@ -333,7 +353,8 @@ int runBench(const BenchArgs& a) {
     return kExitOk;
   }
   if (a.profile)
-    if (auto st = reportProfile(a, model, stepNs, last); !st.ok()) return fail(st.message());
+    if (auto st = reportProfile(a, model, stepNs, idleNs, last); !st.ok())
+      return fail(st.message());
   std::cout << fmt::format(
       "{}: first run {:.3f} ms; latency min {:.3f} / median {:.3f} / p90 {:.3f} ms over {} "
       "iterations ({} warm-up); arena {} bytes; weights {} bytes; threads {}\n",

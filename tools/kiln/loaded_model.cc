@@ -99,6 +99,7 @@ Expected<std::unique_ptr<LoadedModel>> LoadedModel::open(const std::string& dir)
     m->profileCount_ = nullptr;
     m->profileLast_ = nullptr;
   }
+  if (!m->resolve(m->profileIdle_, "_profile_idle").ok()) m->profileIdle_ = nullptr;
   auto specs = [](int n, auto name, auto dtype, auto rank, auto shape, auto bytes) {
     std::vector<TensorSpec> out;
     for (int i = 0; i < n; ++i) {
@@ -129,6 +130,18 @@ Expected<std::vector<std::pair<uint64_t, uint64_t>>> LoadedModel::lastProfile() 
     int rc = profileLast_(ctx_, i, &start, &ns);
     if (rc != 0) return makeError("{}: profile step {}: {}", dir_, i, statusString_(rc));
     out.push_back({start, ns});
+  }
+  return out;
+}
+
+Expected<std::vector<uint64_t>> LoadedModel::lastIdle() const {
+  std::vector<uint64_t> out;
+  if (!profiled() || !profileIdle_) return out;
+  for (int i = 0; i < profileCount_(); ++i) {
+    uint64_t ns = 0;
+    int rc = profileIdle_(ctx_, i, &ns);
+    if (rc != 0) return makeError("{}: profile step {}: {}", dir_, i, statusString_(rc));
+    out.push_back(ns);
   }
   return out;
 }

@@ -53,6 +53,9 @@ class LoadedModel {
   bool profiled() const { return profileLast_ != nullptr && profileCount_ && profileCount_() > 0; }
   /// Per step of the last run: {start, duration} in ns (profiled artifacts only).
   Expected<std::vector<std::pair<uint64_t, uint64_t>>> lastProfile() const;
+  /// Per step of the last run: the threads' idle time in thread-ns ({P}_profile_idle); empty
+  /// for artifacts from before it.
+  Expected<std::vector<uint64_t>> lastIdle() const;
 
   /// Creates a context (external weights resolved beside the library).
   Status createContext();
@@ -77,6 +80,7 @@ class LoadedModel {
   std::vector<Step> steps_;
   int (*profileCount_)() = nullptr;
   int (*profileLast_)(const void*, int, uint64_t*, uint64_t*) = nullptr;
+  int (*profileIdle_)(const void*, int, uint64_t*) = nullptr;
   int (*createWithWeights_)(void**, void*, size_t, const char*) = nullptr;
   void (*destroy_)(void*) = nullptr;
   int (*setThreads_)(void*, int) = nullptr;
