@@ -119,11 +119,9 @@ class ThreadPool {
       state_.store((g & 0xffffffffu) << kGenShift | kOpen, std::memory_order_release);
     }
     wake_.notify_all();
+    work(0);
 #ifdef KILN_CPU_POOL_PROFILE
-    work(0);
     const int64_t done_ns = now_ns();
-#else
-    work(0);
 #endif
     // Every unit is taken. Close the job: a worker that has not joined yet (asleep, or
     // preempted on a shared machine) no longer can, so it is not waited for; the ones that
@@ -218,10 +216,10 @@ class ThreadPool {
       if ((s & kOpen) == 0) continue;
 #ifdef KILN_CPU_POOL_PROFILE
       const int64_t start_ns = now_ns();
+#endif
       work(id);
+#ifdef KILN_CPU_POOL_PROFILE
       busy_[id].ns.fetch_add(uint64_t(now_ns() - start_ns), std::memory_order_relaxed);
-#else
-      work(id);
 #endif
       state_.fetch_sub(1, std::memory_order_release);
     }
