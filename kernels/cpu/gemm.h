@@ -398,9 +398,9 @@ inline void gemm_packed_a(int64_t M, int64_t N, int64_t K, const float* ap, Pane
           nb = panel(nk0, nkc, nn0, nnc, nullptr);
         }
       }
-      // Strip by strip: each strip of A (kMR x kc, 12 KB) is used across all the block's
+      // Strip by strip: each strip of A (kMR x kc, 24 KB) is used across all the block's
       // panels while it is in L1, the block of B (kc x nc) stays in L2 across the strips. (Panel
-      // by panel instead, a 32 KB panel does not stay in a 32 KB L1 across the strips either,
+      // by panel instead, a 64 KB panel does not stay in a 48 KB L1 across the strips either,
       // and the strips of A stream in from L3 once per panel rather than once per block.)
       // A read in place (RowA) takes strips of balanced heights (49 rows: 10, 10, 10, 10, 9,
       // not 12, 12, 12, 12, 1, whose 1-row tile waits on its fma chains' latency); packed A

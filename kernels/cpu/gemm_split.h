@@ -11,7 +11,7 @@ namespace kiln_cpu {
 
 constexpr int kNR = 2 * V::kLanes;
 constexpr int kMR = V::kRegisters == 32 ? 12 : (V::kLanes == 8 ? 6 : 4);
-constexpr int64_t kKC = 256;           // rows of B per packed block (a panel: 32 KiB on AVX-512)
+constexpr int64_t kKC = 512;           // rows of B per packed block (a panel: 64 KiB on AVX-512)
 constexpr int64_t kNC = 8 * kNR;       // columns of B per packed block
 constexpr int64_t kMC = 16 * kMR;      // rows of A per unit when M is split
 

@@ -2,8 +2,8 @@
 // classifier's fully connected layer at batch 1) with B packed by pack_b_panels (gemm.h).
 //
 // Such a product is bound by streaming B (MobileNetV2's 1280x1000 classifier: 5 MB per run, 2.5
-// FLOP per byte), not by the FMAs. The GEMM driver reads B in 32 KB pieces (kKC rows of one
-// panel, then the same rows of the next panel: a new stream every 32 KB) with one panel's two
+// FLOP per byte), not by the FMAs. The GEMM driver reads B in 64 KB pieces (kKC rows of one
+// panel, then the same rows of the next panel: a new stream every 64 KB) with one panel's two
 // accumulator chains in flight. Here each panel is read from top to bottom, several panels
 // side by side (independent streams, 2 * rows * panels accumulator chains), with a software
 // prefetch a fixed distance ahead in every stream.

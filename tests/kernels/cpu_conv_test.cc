@@ -218,7 +218,7 @@ void checkConv(const ConvCase& c, Act act, bool with_bias, bool with_residual, D
 const ConvCase kConvCases[] = {
   // name               N  C   H   W   M  KH KW SH SW DH DW pt pl pb pr group
   {"pointwise",         2, 16,  7,  9, 24, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1},
-  {"pointwise_K>kKC",   2, 300, 5,  7, 15, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1},
+  {"pointwise_K>kKC",   2, 600, 5,  7, 15, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1},
   // Read in place: only full panels (P = 512, several column blocks), and full + partial.
   {"pointwise_panels",  1, 20, 16, 32, 14, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1},
   {"pointwise_wide",    2,  7,  9, 61, 13, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1},
@@ -230,7 +230,7 @@ const ConvCase kConvCases[] = {
   {"3x3_asym_begin",    2,  5,  9, 10,  6, 3, 3, 1, 1, 1, 1, 2, 0, 0, 2, 1},
   {"3x3_s2_asym",       2,  3, 10,  9,  5, 3, 3, 2, 2, 1, 1, 0, 1, 1, 0, 1},
   {"3x3_pad_only_rows", 2,  3,  4,  5,  4, 3, 3, 1, 1, 1, 1, 3, 3, 3, 3, 1},
-  {"3x3_K>kKC_P>kNC",   2, 32, 17, 19, 20, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},
+  {"3x3_K>kKC_P>kNC",   2, 64, 17, 19, 20, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},
   {"5x5_s1_p2",         2,  5, 11,  9,  7, 5, 5, 1, 1, 1, 1, 2, 2, 2, 2, 1},
   {"5x5_s2_d12_asym",   2,  4, 13, 15,  6, 5, 5, 2, 2, 1, 2, 1, 2, 2, 1, 1},
   {"7x7_s2_p3_stem",    2,  3, 23, 21, 16, 7, 7, 2, 2, 1, 1, 3, 3, 3, 3, 1},
@@ -238,7 +238,7 @@ const ConvCase kConvCases[] = {
   // The direct conv: flat blocks across row ends, M past a strip, K past kKC, end pads.
   {"3x3_s1_p1_wide",    1,  5,  6, 58, 14, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},
   {"3x3_s1_p0_tall",    2,  3, 20,  7, 25, 3, 3, 1, 1, 1, 1, 0, 0, 0, 0, 1},
-  {"3x3_d2_K>kKC",      1, 31,  9, 10, 13, 3, 3, 1, 1, 2, 2, 2, 2, 2, 2, 1},
+  {"3x3_d2_K>kKC",      1, 61,  9, 10, 13, 3, 3, 1, 1, 2, 2, 2, 2, 2, 2, 1},
   {"5x5_p1_end_pad",    1,  2, 12, 11,  3, 5, 5, 1, 1, 1, 1, 1, 2, 4, 3, 1},
   {"3x3_s3x2_wide",     1,  3, 13, 70, 13, 3, 3, 3, 2, 1, 1, 1, 1, 1, 0, 1},
   {"3x3_s2_d2_odd_pad", 1,  4, 15, 45,  7, 3, 3, 2, 2, 2, 2, 3, 1, 0, 2, 1},
@@ -252,7 +252,7 @@ const ConvCase kConvCases[] = {
   {"1x1_s2_wide",       1,  8,  4, 56, 12, 1, 1, 2, 2, 1, 1, 0, 0, 0, 0, 1},
   // ResNet's last stages: 7x7 and 14x14 images, channels past a panel (pixrows' tiles).
   {"7x7_pointwise_M>kNR", 2, 40, 7,  7, 70, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1},
-  {"7x7_3x3_K>kKC",     1, 30,  7,  7, 33, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},
+  {"7x7_3x3_K>kKC",     1, 60,  7,  7, 33, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},
   {"14x14_1x1_s2",      1, 24, 14, 14, 64, 1, 1, 2, 2, 1, 1, 0, 0, 0, 0, 1},
   // K past conv2d_pixrows_chunks' L2 budget: 2 K-chunks (a short last one) with partial sums.
   {"5x5_3x3_K_chunks",  1, 361, 5,  5, 40, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},
@@ -276,7 +276,7 @@ const ConvCase kConvCases[] = {
   {"dw_x2_multiplier",  2,  4,  7,  9,  8, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 4},
   {"1d_k3_p1",          2,  4,  1, 50,  6, 1, 3, 1, 1, 1, 1, 0, 1, 0, 1, 1},
   {"1d_k5_s2_d2_asym",  2,  3,  1, 41,  5, 1, 5, 1, 2, 1, 2, 0, 3, 0, 1, 1},
-  {"1d_k7_s1_K>kKC",    2, 40,  1, 29,  9, 1, 7, 1, 1, 1, 1, 0, 3, 0, 3, 1},
+  {"1d_k7_s1_K>kKC",    2, 80,  1, 29,  9, 1, 7, 1, 1, 1, 1, 0, 3, 0, 3, 1},
   {"1d_dw_k7_s1",       2,  6,  1, 45,  6, 1, 7, 1, 1, 1, 1, 0, 3, 0, 3, 6},
   {"1d_dw_k3_s2",       2,  5,  1, 30,  5, 1, 3, 1, 2, 1, 1, 0, 1, 0, 0, 5},
 };

@@ -73,7 +73,7 @@ TEST(CpuKernels, GemvEpilogues) {
   KILN_REQUIRE_ISA();
   auto each = [](auto act) {
     epilogueChecks([](auto... args) { checkGemv(args...); }, act, {1, 3}, {kNR + 1, 1000},
-                   {0, 7, 257});
+                   {0, 7, 513});
   };
   each(kiln_ref::NoActivation{});
   each(kiln_ref::Relu{});
@@ -86,7 +86,7 @@ TEST(CpuKernels, GemvEpilogues) {
 TEST(CpuKernels, GemvSpecialValues) {
   KILN_REQUIRE_ISA();
   const float inf = std::numeric_limits<float>::infinity(), nan = std::nanf("");
-  const int64_t M = 2, N = kNR + 5, K = 300;
+  const int64_t M = 2, N = kNR + 5, K = 600;
   Rng rng{78};
   Vec a = filled(M * K, Data::kExact, rng), b = filled(K * N, Data::kExact, rng);
   a[2] = inf;

@@ -153,7 +153,7 @@ TEST(CpuKernels, BuiltForExpectedIsa) {
 template <class Act>
 void checkEpilogues(Act act) {
   epilogueChecks([](auto... args) { checkGemm(args...); }, act, {1, kMR + 1, 13},
-                 {kNR - 1, kNR + 1, 257}, {0, 7, 257});
+                 {kNR - 1, kNR + 1, 257}, {0, 7, 513});
 }
 
 TEST(CpuKernels, GemmEpilogueNone) {
@@ -178,7 +178,7 @@ TEST(CpuKernels, GemmEpilogueScalarActivation) {  // the scalar pass over the st
 TEST(CpuKernels, GemmRowChunks) {
   KILN_REQUIRE_ISA();
   const int64_t M = 2 * kiln_cpu::kMC + kMR + 1;
-  checkGemm(GemmCase{M, 40, 300, true, true, true, 2}, kiln_ref::Relu{}, Data::kRandom, 5);
+  checkGemm(GemmCase{M, 40, 600, true, true, true, 2}, kiln_ref::Relu{}, Data::kRandom, 5);
   checkGemm(GemmCase{M, kNR + 3, 9, false, true, false}, ScalarOnly<kiln_ref::Sigmoid>{},
             Data::kExact, 6);
   // 12 panels and 4 columns: column splits in blocks of 6 (GemmColumnSplitCountsTheTail).

@@ -284,13 +284,13 @@ WINOGRAD_TESTS(Pads) {
 
 // Several tile blocks per image (blocks start mid tile row), several output-channel chunks
 // (the last one partial and narrower than a vector), units split over chunks when the blocks
-// are fewer than the threads, K deeper than kKC.
+// are fewer than the threads, a deep C (no k blocks: each tile sums all of C in registers).
 WINOGRAD_TESTS(BlocksAndChunks) {
   const WCase cases[] = {
       {1, 64, 40, 37, 64, 1, 1, 1, 1},    // 10 x 10 tiles: blocks of 48 tiles
       {2, 256, 17, 19, 40, 1, 2, 1, 0},   // blocks of 12 tiles, 2 chunks (the last partial)
       {1, 16, 6, 30, 130, 0, 1, 2, 1},    // 3 chunks (the last of 2 channels), 1 block
-      {2, 300, 9, 9, 70, 2, 2, 0, 0},     // C > kKC, M = 64 + 6
+      {2, 300, 9, 9, 70, 2, 2, 0, 0},     // C = 300, M = 64 + 6
       {1, 3, 70, 66, 5, 1, 1, 1, 1},      // many blocks of 96 tiles, wide rows (> 16 tiles)
       {1, 5, 9, 101, 7, 1, 1, 1, 1},      // rows whose middle 8-tile chunks lie inside the row
       {1, 4, 6, 77, 6, 0, 0, 2, 1},       // (AVX2's load_phases6), from column 0 without pads
