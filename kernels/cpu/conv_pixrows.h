@@ -221,31 +221,6 @@ inline void im2col_rows(const Conv2dShape& s, const float* x, int64_t k0, int64_
   }
 }
 
-#if defined(KILN_CPU_AVX512)
-/// col[c] = column c of the 12 x 16 block x (lanes 0-11: rows 0-11; lanes 12-15 zero). Two
-/// rounds of unpacks leave rows 4g..4g+3 of column 4q + j in 128-bit lane q of t[g][j]; two
-/// rounds of 128-bit lane shuffles gather each column's three pieces.
-inline void transpose12x16(const __m512 (&x)[12], __m512 (&col)[16]) {
-  const __mmask16 all16 = 0xFFFF;
-  __m512 t[3][4];
-  KILN_CPU_UNROLL
-  for (int g = 0; g < 3; ++g) gemm_detail::unpack_rows4(x + 4 * g, t[g]);
-  const __m512 z = _mm512_setzero_ps();
-  KILN_CPU_UNROLL
-  for (int j = 0; j < 4; ++j) {
-    // u0: lanes 0, 2 of t0 and t1; u1: lanes 1, 3; w0, w1: the same of t2 and zeros.
-    const __m512 u0 = _mm512_maskz_shuffle_f32x4(all16, t[0][j], t[1][j], 0x88);
-    const __m512 u1 = _mm512_maskz_shuffle_f32x4(all16, t[0][j], t[1][j], 0xDD);
-    const __m512 w0 = _mm512_maskz_shuffle_f32x4(all16, t[2][j], z, 0x88);
-    const __m512 w1 = _mm512_maskz_shuffle_f32x4(all16, t[2][j], z, 0xDD);
-    col[j] = _mm512_maskz_shuffle_f32x4(all16, u0, w0, 0x88);       // lane q = 0
-    col[4 + j] = _mm512_maskz_shuffle_f32x4(all16, u1, w1, 0x88);   // q = 1
-    col[8 + j] = _mm512_maskz_shuffle_f32x4(all16, u0, w0, 0xDD);   // q = 2
-    col[12 + j] = _mm512_maskz_shuffle_f32x4(all16, u1, w1, 0xDD);  // q = 3
-  }
-}
-#endif
-
 /// What a tile prefetches besides its k loop's operands: `ahead_lines` 64-byte lines from
 /// `ahead` (part of the next channel panel), to L2, evenly over the k loop; and one in eight of
 /// the same lines of the panel after that (`far`), a hint that starts the hardware prefetcher's
@@ -339,12 +314,15 @@ inline void tile(int64_t K, const float* a, int64_t lda, int64_t P, const float*
   }
   // Transposed write: each column of the tile (R pixels of one channel) becomes one vector,
   // goes through the epilogue and is stored to its contiguous place in Y.
-  auto put = [&](int j, V::R v) {
+  auto adds = [&](int j, V::R v) {
     const int64_t m = m0 + j;
     if (bias) v = V::add(v, V::set1(bias[m]));
     if (e.residual) v = V::add(v, V::load(e.residual + m * P + p0, R));
+    return v;
+  };
+  auto out = [&](int j, V::R v) {
     v = ActInRegister<Act>::apply(e.act, v);
-    float* yo = y + m * P + p0;
+    float* yo = y + (m0 + j) * P + p0;
     V::store(yo, v, R);
     if constexpr (!ActInRegister<Act>::kYes)
       for (int r = 0; r < R; ++r) yo[r] = act_value(e.act, yo[r]);
@@ -357,9 +335,16 @@ inline void tile(int64_t K, const float* a, int64_t lda, int64_t P, const float*
     for (int h = 0; h < NV; ++h) {
       KILN_CPU_UNROLL
       for (int r = 0; r < 12; ++r) rows[r] = r < R ? (h == 0 ? acc0[r] : acc1[r]) : V::zero();
-      transpose12x16(rows, col);
+      gemm_detail::transpose12x16(rows, col);
       const int n = cols - 16 * h < 16 ? cols - 16 * h : 16;
-      for (int j = 0; j < n; ++j) put(16 * h + j, col[j]);
+      // Every column's residual loaded before any column is stored (a load behind a store to
+      // y waits on it when their addresses match modulo 4 KiB; the residual may be y itself).
+      KILN_CPU_UNROLL
+      for (int j = 0; j < 16; ++j)
+        if (j < n) col[j] = adds(16 * h + j, col[j]);
+      KILN_CPU_UNROLL
+      for (int j = 0; j < 16; ++j)
+        if (j < n) out(16 * h + j, col[j]);
     }
     return;
   }
@@ -370,7 +355,7 @@ inline void tile(int64_t K, const float* a, int64_t lda, int64_t P, const float*
     V::store(t + r * kNR, acc0[r]);
     if constexpr (NV == 2) V::store(t + r * kNR + L, acc1[r]);
   }
-  for (int j = 0; j < cols; ++j) put(j, V::load_strided(t + j, kNR, R));
+  for (int j = 0; j < cols; ++j) out(j, adds(j, V::load_strided(t + j, kNR, R)));
 }
 
 template <bool kNhwc, int R, class Act>

@@ -91,28 +91,33 @@ inline TileCols tile_cols(const Epilogue<Act>& e, int64_t n, int cols, bool last
   return t;
 }
 
-/// One output row's two accumulator vectors (C's earlier k blocks already added) through the
-/// epilogue and into c; tc: the tile's column bias (tile_cols).
+/// The epilogue's adds on one output row's two accumulator vectors (C's earlier k blocks
+/// already added), in place: row bias, column bias (tc: tile_cols), residual.
 template <class Act>
-inline void finish_row(V::R v0, V::R v1, float* c, int cols, bool last, const Epilogue<Act>& e,
-                       int64_t m, int64_t n, const TileCols& tc) {
+inline void add_row(V::R& v0, V::R& v1, int cols, const Epilogue<Act>& e, int64_t m, int64_t n,
+                    const TileCols& tc) {
+  if (e.row_bias) {
+    const V::R rb = V::set1(e.row_bias[m]);
+    v0 = V::add(v0, rb);
+    v1 = V::add(v1, rb);
+  }
+  if (e.col_bias) {
+    v0 = V::add(v0, tc.b0);
+    v1 = V::add(v1, tc.b1);
+  }
+  if (e.residual) {
+    V::R r0, r1;
+    load_pair(e.residual + m * e.ld_residual + n, cols, &r0, &r1);
+    v0 = V::add(v0, r0);
+    v1 = V::add(v1, r1);
+  }
+}
+
+/// One output row after add_row (last) or a partial sum (not last): the activation, into c.
+template <class Act>
+inline void store_row(V::R v0, V::R v1, float* c, int cols, bool last, const Epilogue<Act>& e) {
   constexpr int L = V::kLanes;
   if (last) {
-    if (e.row_bias) {
-      const V::R rb = V::set1(e.row_bias[m]);
-      v0 = V::add(v0, rb);
-      v1 = V::add(v1, rb);
-    }
-    if (e.col_bias) {
-      v0 = V::add(v0, tc.b0);
-      v1 = V::add(v1, tc.b1);
-    }
-    if (e.residual) {
-      V::R r0, r1;
-      load_pair(e.residual + m * e.ld_residual + n, cols, &r0, &r1);
-      v0 = V::add(v0, r0);
-      v1 = V::add(v1, r1);
-    }
     v0 = ActInRegister<Act>::apply(e.act, v0);
     v1 = ActInRegister<Act>::apply(e.act, v1);
   }
@@ -125,6 +130,15 @@ inline void finish_row(V::R v0, V::R v1, float* c, int cols, bool last, const Ep
   }
   if (last && !ActInRegister<Act>::kYes)
     for (int j = 0; j < cols; ++j) c[j] = act_value(e.act, c[j]);
+}
+
+/// One output row's two accumulator vectors (C's earlier k blocks already added) through the
+/// epilogue and into c; tc: the tile's column bias (tile_cols).
+template <class Act>
+inline void finish_row(V::R v0, V::R v1, float* c, int cols, bool last, const Epilogue<Act>& e,
+                       int64_t m, int64_t n, const TileCols& tc) {
+  if (last) add_row(v0, v1, cols, e, m, n, tc);
+  store_row(v0, v1, c, cols, last, e);
 }
 
 /// finish_row for a row on its own (its column bias loaded here).
@@ -318,10 +332,15 @@ inline void micro(int64_t kc, const float* ap, int64_t lda, const float* bp, int
       }
     }
   }
+  // Every row's adds (the residual's loads) before any row is stored: a load behind a store
+  // to C waits on it when their addresses match modulo 4 KiB, and the residual may be C itself.
   const TileCols tc = tile_cols(e, n, cols, last);
+  if (last) {
+    KILN_CPU_UNROLL
+    for (int r = 0; r < R; ++r) add_row(acc0[r], acc1[r], cols, e, m + r, n, tc);
+  }
   KILN_CPU_UNROLL
-  for (int r = 0; r < R; ++r)
-    finish_row(acc0[r], acc1[r], c + r * ldc, cols, last, e, m + r, n, tc);
+  for (int r = 0; r < R; ++r) store_row(acc0[r], acc1[r], c + r * ldc, cols, last, e);
 }
 
 template <int R, bool RowA, class Act>

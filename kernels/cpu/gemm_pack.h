@@ -115,6 +115,28 @@ inline void pack_a_strip12(const float* a, int64_t lda, int64_t M, int64_t K, in
   }
 }
 
+/// col[c] = column c of the 12 x 16 block x (lanes 0-11: rows 0-11; lanes 12-15 zero). Two
+/// rounds of unpacks leave rows 4g..4g+3 of column 4q + j in 128-bit lane q of t[g][j]; two
+/// rounds of 128-bit lane shuffles gather each column's three pieces.
+inline void transpose12x16(const __m512 (&x)[12], __m512 (&col)[16]) {
+  const __mmask16 all16 = 0xFFFF;
+  __m512 t[3][4];
+  KILN_CPU_UNROLL
+  for (int g = 0; g < 3; ++g) unpack_rows4(x + 4 * g, t[g]);
+  const __m512 z = _mm512_setzero_ps();
+  KILN_CPU_UNROLL
+  for (int j = 0; j < 4; ++j) {
+    // u0: lanes 0, 2 of t0 and t1; u1: lanes 1, 3; w0, w1: the same of t2 and zeros.
+    const __m512 u0 = _mm512_maskz_shuffle_f32x4(all16, t[0][j], t[1][j], 0x88);
+    const __m512 u1 = _mm512_maskz_shuffle_f32x4(all16, t[0][j], t[1][j], 0xDD);
+    const __m512 w0 = _mm512_maskz_shuffle_f32x4(all16, t[2][j], z, 0x88);
+    const __m512 w1 = _mm512_maskz_shuffle_f32x4(all16, t[2][j], z, 0xDD);
+    col[j] = _mm512_maskz_shuffle_f32x4(all16, u0, w0, 0x88);       // lane q = 0
+    col[4 + j] = _mm512_maskz_shuffle_f32x4(all16, u1, w1, 0x88);   // q = 1
+    col[8 + j] = _mm512_maskz_shuffle_f32x4(all16, u0, w0, 0xDD);   // q = 2
+    col[12 + j] = _mm512_maskz_shuffle_f32x4(all16, u1, w1, 0xDD);  // q = 3
+  }
+}
 }  // namespace gemm_detail
 #endif
 
