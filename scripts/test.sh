@@ -52,7 +52,8 @@ if [[ ${KILN_SKIP_SANITIZE:-0} != 1 ]]; then
   tests/bad_inputs/check_bad_inputs.sh build-asan/tools/kiln/kiln build/tests/bad_inputs
   phase "sanitized bad inputs"
   # The unit suite and the CPU kernels at the host's ISA, each binary run once (not a process
-  # per test as ctest runs them), the kernels as two gtest shards, all three side by side. The
+  # per test as ctest runs them), the kernels as three gtest shards, all four side by side (two
+  # shards left one of them 40 s behind the other: 147 and 107 CPU seconds). The
   # portable kernel build runs unsanitized in CTest (its code paths are the same loops with
   # narrower vectors). The Winograd BlocksAndChunks cases (512 channels; the same code paths as
   # the smaller Winograd cases run here) and EdgeSizes (image sizes against each other: the
@@ -73,9 +74,9 @@ if [[ ${KILN_SKIP_SANITIZE:-0} != 1 ]]; then
   pids=() logs=()
   run_logged build-asan/kiln_unit_tests.log build-asan/tests/kiln_unit_tests --gtest_brief=1
   pids+=($!) logs+=(build-asan/kiln_unit_tests.log)
-  for shard in 0 1; do
+  for shard in 0 1 2; do
     log="build-asan/kiln_cpu_kernels_$kernels_isa.$shard.log"
-    GTEST_TOTAL_SHARDS=2 GTEST_SHARD_INDEX=$shard run_logged "$log" \
+    GTEST_TOTAL_SHARDS=3 GTEST_SHARD_INDEX=$shard run_logged "$log" \
       "build-asan/tests/kiln_cpu_kernels_$kernels_isa" --gtest_brief=1 --gtest_filter="-$unsanitized_only"
     pids+=($!) logs+=("$log")
   done
@@ -84,8 +85,11 @@ if [[ ${KILN_SKIP_SANITIZE:-0} != 1 ]]; then
     tail -n 1 "${logs[$i]}"
   done
   phase "sanitized unit and kernel tests"
-  # Each fuzz target for a short fixed time (scripts/fuzz.sh runs them longer).
-  KILN_FUZZ_BUILD=build-asan scripts/fuzz.sh "${KILN_CI_FUZZ_SECONDS:-6}" "${fuzz_targets[@]}"
+  # Each fuzz target for a short fixed time (scripts/fuzz.sh runs them longer), all five at once:
+  # 15 s of wall time shared by five processes on two cores is the 6 CPU seconds each had one
+  # after another (38 s with a core idle), and the per-input limit grows to match.
+  KILN_FUZZ_BUILD=build-asan KILN_FUZZ_PARALLEL=1 KILN_FUZZ_TIMEOUT=25 \
+    scripts/fuzz.sh "${KILN_CI_FUZZ_SECONDS:-15}" "${fuzz_targets[@]}"
   phase "fuzzing"
   # Every 45th node test through the sanitized compiler, its generated code sanitized too.
   KILN_CXXFLAGS="-fsanitize=address,undefined -fno-sanitize-recover=all" \
