@@ -212,6 +212,16 @@ class ProgramEmitter final : public EmitContext, public FlowHost {
     ++p_.viewCount;
     return true;
   }
+  std::string outputOverInput(size_t out, size_t in) override {
+    Value* x = in < node_->numInputs() ? node_->input(in) : nullptr;
+    if (!x) return output(out);
+    const Value* root = resolve(x).first;
+    for (size_t i = 0; i < node_->numInputs(); ++i) {
+      const Value* other = node_->input(i);
+      if (i != in && other && resolve(other).first == root) return output(out);
+    }
+    return outputInPlace(out, {in});
+  }
   std::string outputInPlace(size_t out, std::initializer_list<size_t> candidates) override {
     Value* o = node_->output(out);
     if (!shareMemory_ || !ownsFreshBuffer(o)) return output(out);

@@ -321,6 +321,14 @@ Expected<bool> emitCpuConv(const Node& n, EmitContext& ctx, bool fused) {
                   epilogueKey(n, fused, n.input(2) != nullptr, residual != nullFloat())),
       withPlans(algos, plans));
   const std::string plan = gemmPlanLiteral(choice);
+  // The output over the residual's buffer where nothing later reads it (ResNet's blocks: the
+  // block's input, last read by conv3 + Add): a tile's lines come in once and go out once,
+  // where two buffers stream twice the lines through the caches. Only for kernels that read
+  // each residual element once, just before writing that output element, and keep no partial
+  // sums in y: pixel rows, the direct conv, and the GEMM with one k block (K <= kiln_cpu::kKC;
+  // past it, earlier blocks' sums wait in y).
+  const bool hasResidual = residual != nullFloat();
+  auto outputOverResidual = [&] { return hasResidual ? ctx.outputOverInput(0, 3) : ctx.output(0); };
   if (choice == "winograd" || choice == "winograd2" || choice == "winograd_s2") {
     const int tm = choice == "winograd2" ? 2 : 4, stride = choice == "winograd_s2" ? 2 : 1;
     const cpu_kernels::Kernel kernel = stride == 2 ? cpu_kernels::Kernel::conv2d_winograd_s2_f32
@@ -356,15 +364,16 @@ Expected<bool> emitCpuConv(const Node& n, EmitContext& ctx, bool fused) {
         ctx.derivedWeight(Tensor::fromVector(DType::F32, {int64_t(packed.size())}, packed));
     const int64_t floats = pixrowsScratchFloats(s, tiles, target);
     useCpuHeaders(ctx, "kiln_cpu/conv_pixrows.h");
-    ctx.call(cpuKernel(cpu_kernels::Kernel::conv2d_pixrows_f32, target),
-             tileCheck(target) +
-                 fmt::format("static_assert(kiln_cpu::conv2d_pixrows_applies({0}) && "
-                             "kiln_cpu::conv2d_pixrows_scratch_floats({0}) == {7} && "
-                             "kiln_cpu::conv2d_pixrows_packed_weight_floats({0}) == {8}, \"kiln "
-                             "and kiln_cpu disagree on the pixel-rows conv\"); "
-                             "kiln_cpu::conv2d_pixrows_f32({0}, {1}, {2}, {3}, {4}, {5}, {6}, {9});",
-                             shape, ctx.input(0), wp, bias, ctx.output(0), epi,
-                             floatScratch(ctx, floats), floats, packed.size(), ctx.threadPool()));
+    ctx.call(
+        cpuKernel(cpu_kernels::Kernel::conv2d_pixrows_f32, target),
+        tileCheck(target) +
+            fmt::format("static_assert(kiln_cpu::conv2d_pixrows_applies({0}) && "
+                        "kiln_cpu::conv2d_pixrows_scratch_floats({0}) == {7} && "
+                        "kiln_cpu::conv2d_pixrows_packed_weight_floats({0}) == {8}, \"kiln "
+                        "and kiln_cpu disagree on the pixel-rows conv\"); "
+                        "kiln_cpu::conv2d_pixrows_f32({0}, {1}, {2}, {3}, {4}, {5}, {6}, {9});",
+                        shape, ctx.input(0), wp, bias, outputOverResidual(), epi,
+                        floatScratch(ctx, floats), floats, packed.size(), ctx.threadPool()));
     return true;
   }
   if (startsWith(choice, "direct")) {
@@ -383,18 +392,18 @@ Expected<bool> emitCpuConv(const Node& n, EmitContext& ctx, bool fused) {
     std::string dwp =
         ctx.derivedWeight(Tensor::fromVector(DType::F32, {int64_t(dpacked.size())}, dpacked));
     useCpuHeaders(ctx, "kiln_cpu/conv_direct.h");
-    ctx.call(cpuKernel(cpu_kernels::Kernel::conv2d_direct_f32, target),
-             tileCheck(target) +
-                 fmt::format("static_assert(kiln_cpu::conv2d_direct_applies({0}, {7}) && "
-                             "kiln_cpu::conv2d_direct_scratch_floats({0}, {8}, {7}) == {9} && "
-                             "kiln_cpu::conv2d_direct_packed_weight_floats({0}) == {11}, \"kiln and "
-                             "kiln_cpu disagree on the direct conv\"); "
-                             "kiln_cpu::conv2d_direct_f32({0}, {1}, {2}, {3}, {4}, {5}, {6}, {7}, {10}, "
-                             "{12});",
-                             shape, ctx.input(0), dwp, bias, ctx.output(0), epi,
-                             floatScratch(ctx, floats), directConvBandBudget(s, tiles.nr),
-                             ctx.threads(),
-                             floats, ctx.threadPool(), per * group, plan));
+    ctx.call(
+        cpuKernel(cpu_kernels::Kernel::conv2d_direct_f32, target),
+        tileCheck(target) +
+            fmt::format("static_assert(kiln_cpu::conv2d_direct_applies({0}, {7}) && "
+                        "kiln_cpu::conv2d_direct_scratch_floats({0}, {8}, {7}) == {9} && "
+                        "kiln_cpu::conv2d_direct_packed_weight_floats({0}) == {11}, \"kiln and "
+                        "kiln_cpu disagree on the direct conv\"); "
+                        "kiln_cpu::conv2d_direct_f32({0}, {1}, {2}, {3}, {4}, {5}, {6}, {7}, {10}, "
+                        "{12});",
+                        shape, ctx.input(0), dwp, bias, outputOverResidual(), epi,
+                        floatScratch(ctx, floats), directConvBandBudget(s, tiles.nr), ctx.threads(),
+                        floats, ctx.threadPool(), per * group, plan));
     return true;
   }
   std::vector<float> packed(size_t(perGroup * group), 0.0f);
@@ -405,10 +414,16 @@ Expected<bool> emitCpuConv(const Node& n, EmitContext& ctx, bool fused) {
   std::string scratch =
       floatScratch(ctx, packFloatsPerThread(s[7] * s[8], K, tiles) * ctx.threads());
   useCpuHeaders(ctx, "kiln_cpu/conv.h");
+  const bool oneKBlock = hasResidual && K <= cpu_kernels::kKC;
   ctx.call(cpuKernel(cpu_kernels::Kernel::conv2d_f32, target),
-           tileCheck(target) + fmt::format("kiln_cpu::conv2d_f32({}, {}, {}, {}, {}, {}, {}, {}, {});",
-                                           shape, ctx.input(0), wp, bias, ctx.output(0), epi,
-                                           scratch, ctx.threadPool(), plan));
+           tileCheck(target) +
+               (oneKBlock ? fmt::format("static_assert({} <= kiln_cpu::kKC, \"kiln and kiln_cpu "
+                                        "disagree on the GEMM's k blocks\"); ",
+                                        K)
+                          : std::string()) +
+               fmt::format("kiln_cpu::conv2d_f32({}, {}, {}, {}, {}, {}, {}, {}, {});", shape,
+                           ctx.input(0), wp, bias, oneKBlock ? outputOverResidual() : ctx.output(0),
+                           epi, scratch, ctx.threadPool(), plan));
   return true;
 }
 
@@ -557,7 +572,7 @@ Expected<bool> emitCpuNhwcConv(const Node& n, EmitContext& ctx) {
                 fmt::format("kiln_cpu::make_epilogue({}, {}, {}, {}, {})", epiAct, nullFloat(),
                             bias, residual, M),
                 epilogueKey(n, true, n.input(2) != nullptr, residual != nullFloat()),
-                /*rowA=*/true);
+                /*rowA=*/true, residual != nullFloat() ? 3 : -1);
     return true;
   }
   if (group != C || M != C || wd[1] != 1) return false;

@@ -164,7 +164,8 @@ constexpr int64_t kGemvMaxRows = 4;
 /// b[k * sk + n * sn], a compile-time constant) packed into the target's panels here. rowA: A
 /// is read in place (kiln_cpu::gemm_f32_rowa_packed_b), else packed at run time.
 void emitPackedB(EmitContext& ctx, int64_t rows, int64_t N, int64_t K, const float* b, int64_t sk,
-                 int64_t sn, const std::string& epi, const std::string& epiKey, bool rowA) {
+                 int64_t sn, const std::string& epi, const std::string& epiKey, bool rowA,
+                 int residualInput) {
   const Target& target = ctx.target();
   const Tiles tiles = tilesFor(target);
   // The tunable: the driver's plan, and whether A is read in place or packed.
@@ -200,22 +201,30 @@ void emitPackedB(EmitContext& ctx, int64_t rows, int64_t N, int64_t K, const flo
                         rows, N, K, ctx.input(0), K, bp, ctx.output(0), N, epi, ctx.threadPool()));
     return;
   }
+  // The output over the residual's buffer where nothing later reads it, with one k block (past
+  // it, earlier blocks' sums wait in C): see emitCpuConv.
+  const bool over = residualInput >= 0 && K <= cpu_kernels::kKC;
+  const std::string out = over ? ctx.outputOverInput(0, size_t(residualInput)) : ctx.output(0);
+  const std::string check =
+      tileCheck(target) +
+      (over ? fmt::format("static_assert({} <= kiln_cpu::kKC, \"kiln and kiln_cpu disagree on the "
+                          "GEMM's k blocks\"); ",
+                          K)
+            : std::string());
   if (rowA) {
     ctx.call(
         cpuKernel(cpu_kernels::Kernel::gemm_f32_rowa_packed_b, target),
-        tileCheck(target) +
-            fmt::format(
-                "kiln_cpu::gemm_f32_rowa_packed_b({}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {});",
-                rows, N, K, ctx.input(0), K, bp, ctx.output(0), N, epi, ctx.threadPool(), plan));
+        check + fmt::format("kiln_cpu::gemm_f32_rowa_packed_b({}, {}, {}, {}, {}, {}, {}, {}, "
+                            "{}, {}, {});",
+                            rows, N, K, ctx.input(0), K, bp, out, N, epi, ctx.threadPool(), plan));
     return;
   }
   std::string scratch = floatScratch(ctx, packedAFloats(rows, K, tiles));
-  ctx.call(
-      cpuKernel(cpu_kernels::Kernel::gemm_f32_packed_b, target),
-      tileCheck(target) +
-          fmt::format(
-              "kiln_cpu::gemm_f32_packed_b({}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {});", rows,
-              N, K, ctx.input(0), K, bp, ctx.output(0), N, epi, scratch, ctx.threadPool(), plan));
+  ctx.call(cpuKernel(cpu_kernels::Kernel::gemm_f32_packed_b, target),
+           check + fmt::format("kiln_cpu::gemm_f32_packed_b({}, {}, {}, {}, {}, {}, {}, {}, {}, "
+                               "{}, {}, {});",
+                               rows, N, K, ctx.input(0), K, bp, out, N, epi, scratch,
+                               ctx.threadPool(), plan));
 }
 
 }  // namespace cpu_detail
@@ -233,6 +242,7 @@ Expected<bool> emitCpuGemm(const Node& n, EmitContext& ctx, bool fused) {
   if (M <= 0 || N <= 0 || K <= 0) return false;
   const bool hasResidual = fused && n.numInputs() > 3 && n.input(3);
   std::string rowBias = nullFloat(), colBias = nullFloat(), residual = nullFloat();
+  int residualInput = -1;  // the node's input the residual is
   if (n.input(2) && n.attrFloat("beta", 1.0f) != 0.0f) {
     if (n.attrFloat("beta", 1.0f) != 1.0f) return false;
     auto c = n.input(2)->shape().staticDims();
@@ -244,11 +254,15 @@ Expected<bool> emitCpuGemm(const Node& n, EmitContext& ctx, bool fused) {
       rowBias = ctx.input(2);
     } else if (c2[0] == M && c2[1] == N && !hasResidual) {
       residual = ctx.input(2);  // C then nothing else: the same sum order as the reference
+      residualInput = 2;
     } else {
       return false;
     }
   }
-  if (hasResidual) residual = ctx.input(3);
+  if (hasResidual) {
+    residual = ctx.input(3);
+    residualInput = 3;
+  }
   std::string epi = fmt::format("kiln_cpu::make_epilogue({}, {}, {}, {}, {})",
                                 activationOf(n, fused), rowBias, colBias, residual, N);
   const Tiles tiles = tilesFor(target);
@@ -257,7 +271,8 @@ Expected<bool> emitCpuGemm(const Node& n, EmitContext& ctx, bool fused) {
     // B is [K, N], or [N, K] with transB.
     emitPackedB(ctx, M, N, K, bt->data<float>(), transB ? 1 : N, transB ? K : 1, epi,
                 epilogueKey(n, fused, rowBias != nullFloat() || colBias != nullFloat(),
-                            residual != nullFloat()));
+                            residual != nullFloat()),
+                false, residualInput);
     return true;
   }
   if (transB) return false;
@@ -292,7 +307,8 @@ Expected<bool> emitCpuMatMul(const Node& n, EmitContext& ctx, bool fused) {
     emitPackedB(ctx, rows, N, K, bt->data<float>(), N, 1,
                 fmt::format("kiln_cpu::make_epilogue({}, {}, {}, {}, {})", act, nullFloat(),
                             colBias, residual, N),
-                epilogueKey(n, fused, colBias != nullFloat(), residual != nullFloat()));
+                epilogueKey(n, fused, colBias != nullFloat(), residual != nullFloat()), false,
+                residual != nullFloat() ? 3 : -1);
     return true;
   }
   std::string epi = fmt::format("kiln_cpu::make_epilogue({}, {}, {}, {}, {})", act, nullFloat(),

@@ -55,6 +55,7 @@ std::string epilogueKey(const Node& n, bool fused, bool bias, bool residual);
 /// b[k * sk + n * sn]) packed here; rowA: A read in place by default, else packed at run time
 /// (the other way a --tune candidate).
 void emitPackedB(EmitContext& ctx, int64_t rows, int64_t N, int64_t K, const float* b, int64_t sk,
-                 int64_t sn, const std::string& epi, const std::string& epiKey, bool rowA = false);
+                 int64_t sn, const std::string& epi, const std::string& epiKey, bool rowA = false,
+                 int residualInput = -1);
 
 }  // namespace kiln::cpu_detail

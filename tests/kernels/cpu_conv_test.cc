@@ -97,10 +97,23 @@ void checkConv(const ConvCase& c, Act act, bool with_bias, bool with_residual, D
   kiln_cpu::conv2d_pack_weights(s, w.data(), wp.data());
   EXPECT_TRUE(untouched(wp, 0, 0, 0, packed)) << "conv2d_pack_weights";
   using Plan = kiln_cpu::GemmPlan;
-  auto runConv = [&](kiln_cpu::ThreadPool* p, Plan plan = {}) {
+  // over: y starts as the residual and is the epilogue's residual (kiln writes the output over
+  // a residual that dies at the conv): the same values.
+  auto outputFor = [&](bool over) {
+    Vec y(size_t(y_floats + kGuard), kSentinel);
+    if (over) std::copy(res.begin(), res.end(), y.begin());
+    return y;
+  };
+  auto epilogueFor = [&](Vec& y, bool over) {
+    auto eo = e;
+    if (over) eo.residual = y.data();
+    return eo;
+  };
+  auto runConv = [&](kiln_cpu::ThreadPool* p, Plan plan = {}, bool over = false) {
     const int64_t used = kiln_cpu::conv2d_scratch_floats(s, p ? p->size() : 1);
-    Vec y(size_t(y_floats + kGuard), kSentinel), scratch(size_t(used + kGuard), kSentinel);
-    kiln_cpu::conv2d_f32(s, x.data(), wp.data(), bp, y.data(), e, scratch.data(), p, plan);
+    Vec y = outputFor(over), scratch(size_t(used + kGuard), kSentinel);
+    kiln_cpu::conv2d_f32(s, x.data(), wp.data(), bp, y.data(), epilogueFor(y, over), scratch.data(),
+                         p, plan);
     EXPECT_TRUE(untouched(y, 0, 0, 0, y_floats)) << "conv2d_f32 output";
     EXPECT_TRUE(untouched(scratch, 0, 0, 0, used)) << "conv2d_f32 scratch";
     return y;
@@ -113,6 +126,10 @@ void checkConv(const ConvCase& c, Act act, bool with_bias, bool with_residual, D
     // The tuner's driver plans: the same sums.
     for (Plan plan : {Plan{Plan::kRows}, Plan{Plan::kColumns}})
       EXPECT_TRUE(identical(base, runConv(threadPool(2), plan))) << "plan " << plan.split;
+    // Over the residual with one k block only (past it, earlier blocks' sums wait in y).
+    if (with_residual && K <= kiln_cpu::kKC) {
+      EXPECT_TRUE(identical(base, runConv(threadPool(3), {}, true))) << "over the residual";
+    }
   }
 
   const bool direct_applies = kiln_cpu::conv2d_direct_applies(s, int64_t(1) << 20);
@@ -125,11 +142,12 @@ void checkConv(const ConvCase& c, Act act, bool with_bias, bool with_residual, D
     Vec wd(size_t(dpacked + kGuard), kSentinel);
     kiln_cpu::conv2d_direct_pack_weights(s, w.data(), wd.data());
     EXPECT_TRUE(untouched(wd, 0, 0, 0, dpacked)) << "conv2d_direct_pack_weights";
-    auto runDirect = [&](kiln_cpu::ThreadPool* p, int64_t budget, Plan plan = {}) {
+    auto runDirect = [&](kiln_cpu::ThreadPool* p, int64_t budget, Plan plan = {},
+                         bool over = false) {
       const int64_t used = kiln_cpu::conv2d_direct_scratch_floats(s, p ? p->size() : 1, budget);
-      Vec y(size_t(y_floats + kGuard), kSentinel), scratch(size_t(used + kGuard), kSentinel);
-      kiln_cpu::conv2d_direct_f32(s, x.data(), wd.data(), bp, y.data(), e, scratch.data(), budget,
-                                  p, plan);
+      Vec y = outputFor(over), scratch(size_t(used + kGuard), kSentinel);
+      kiln_cpu::conv2d_direct_f32(s, x.data(), wd.data(), bp, y.data(), epilogueFor(y, over),
+                                  scratch.data(), budget, p, plan);
       EXPECT_TRUE(untouched(y, 0, 0, 0, y_floats)) << "conv2d_direct_f32 output";
       EXPECT_TRUE(untouched(scratch, 0, 0, 0, used)) << "conv2d_direct_f32 scratch";
       return y;
@@ -145,6 +163,10 @@ void checkConv(const ConvCase& c, Act act, bool with_bias, bool with_residual, D
     }
     for (Plan plan : {Plan{Plan::kRows}, Plan{Plan::kColumns}})
       EXPECT_TRUE(identical(direct, runDirect(threadPool(3), all, plan))) << "plan " << plan.split;
+    if (with_residual) {
+      EXPECT_TRUE(identical(direct, runDirect(threadPool(2), all, {}, true))) << "over residual";
+      EXPECT_TRUE(identical(direct, runDirect(threadPool(3), two, {}, true))) << "over, 2 rows";
+    }
   } else if (only.empty()) {
     EXPECT_FALSE(c.KH * c.KW > 1 && c.pt <= (c.KH - 1) * c.DH && c.pl <= (c.KW - 1) * c.DW)
         << "a case the direct conv should take";
@@ -160,10 +182,11 @@ void checkConv(const ConvCase& c, Act act, bool with_bias, bool with_residual, D
     Vec wq(size_t(pp + kGuard), kSentinel);
     kiln_cpu::conv2d_pixrows_pack_weights(s, w.data(), wq.data());
     EXPECT_TRUE(untouched(wq, 0, 0, 0, pp)) << "conv2d_pixrows_pack_weights";
-    auto runPix = [&](kiln_cpu::ThreadPool* p) {
+    auto runPix = [&](kiln_cpu::ThreadPool* p, bool over = false) {
       const int64_t used = kiln_cpu::conv2d_pixrows_scratch_floats(s);
-      Vec y(size_t(y_floats + kGuard), kSentinel), scratch(size_t(used + kGuard), kSentinel);
-      kiln_cpu::conv2d_pixrows_f32(s, x.data(), wq.data(), bp, y.data(), e, scratch.data(), p);
+      Vec y = outputFor(over), scratch(size_t(used + kGuard), kSentinel);
+      kiln_cpu::conv2d_pixrows_f32(s, x.data(), wq.data(), bp, y.data(), epilogueFor(y, over),
+                                   scratch.data(), p);
       EXPECT_TRUE(untouched(y, 0, 0, 0, y_floats)) << "conv2d_pixrows_f32 output";
       EXPECT_TRUE(untouched(scratch, 0, 0, 0, used)) << "conv2d_pixrows_f32 scratch";
       return y;
@@ -175,6 +198,9 @@ void checkConv(const ConvCase& c, Act act, bool with_bias, bool with_residual, D
     EXPECT_TRUE(near(want, pix, c.N * c.M, P, P, tolp)) << "conv2d_pixrows_f32";
     for (int t = 1; t <= 3; ++t)
       EXPECT_TRUE(identical(pix, runPix(threadPool(t)))) << "pixrows, " << t << " threads";
+    if (with_residual) {
+      EXPECT_TRUE(identical(pix, runPix(threadPool(2), true))) << "over residual";
+    }
     // Channels-last output and residual: the same values. at(i): element i's place in [N, P, M].
     auto at = [&](int64_t i) { return size_t((i / (c.M * P) * P + i % P) * c.M + i / P % c.M); };
     Vec rn(res.size()), back(static_cast<size_t>(y_floats));

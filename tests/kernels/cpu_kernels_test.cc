@@ -97,9 +97,37 @@ void checkGemm(const GemmCase& g, Act act, Data data, uint64_t seed,
     return c;
   };
 
+  // C over its residual (kiln writes the output there where the residual dies at the product):
+  // C starts as the residual, at C's leading dimension. Only with one k block (K <= kKC):
+  // past it, earlier blocks' sums wait in C.
+  auto runOverResidual = [&](bool rowA, kiln_cpu::ThreadPool* p) {
+    Vec panels(size_t(kiln_cpu::packed_b_floats(K, N)));
+    kiln_cpu::pack_b_panels(bc.data(), K, N, panels.data());
+    Vec c(size_t(c_floats + kGuard), kSentinel);
+    for (int64_t m = 0; m < M; ++m)
+      for (int64_t n = 0; n < N; ++n) c[size_t(m * ldc + n)] = resc[size_t(m * N + n)];
+    const auto eo = kiln_cpu::make_epilogue(act, rbp, cbp, c.data(), ldc);
+    if (rowA) {
+      kiln_cpu::gemm_f32_rowa_packed_b(M, N, K, a.data(), lda, panels.data(), c.data(), ldc, eo, p);
+    } else {
+      Vec scratch(size_t(kiln_cpu::gemm_f32_packed_b_scratch_floats(M, K)));
+      kiln_cpu::gemm_f32_packed_b(M, N, K, a.data(), lda, panels.data(), c.data(), ldc, eo,
+                                  scratch.data(), p);
+    }
+    return c;
+  };
+
   const Vec base = runF32(nullptr);
   EXPECT_TRUE(near(want, base, M, N, ldc, data == Data::kRandom ? &tol : nullptr));
   const bool all = only == GemmDriver::kAll;
+  if (g.residual && K <= kiln_cpu::kKC) {
+    if (all || only == GemmDriver::kPackedB) {
+      EXPECT_TRUE(identical(base, runOverResidual(false, threadPool(2)))) << "packed_b over C";
+    }
+    if (all || only == GemmDriver::kRowA) {
+      EXPECT_TRUE(identical(base, runOverResidual(true, threadPool(3)))) << "rowa over C";
+    }
+  }
   if (all || only == GemmDriver::kF32) {
     for (int t = 1; t <= 3; ++t)
       EXPECT_TRUE(identical(base, runF32(threadPool(t)))) << t << " threads";

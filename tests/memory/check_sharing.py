@@ -130,7 +130,52 @@ def cases(rng):
               [starts, ends4, axes, steps]),
         {"x": x}, {"y": np.exp(relu(x)[:, 1:4:2]), "y1": -x[..., 4:]},
         {"views": lambda v: v == 0})
+    # A conv whose fused residual (Relu(x), read by the first conv too) dies at it: the output
+    # goes over the residual (-O3's passes fuse the Add and Relu into the second conv).
+    w1 = numpy_helper.from_array(rng.standard_normal((4, 4, 3, 3)).astype(np.float32), "w1")
+    w2 = numpy_helper.from_array(rng.standard_normal((4, 4, 1, 1)).astype(np.float32), "w2")
+    a = relu(x)
+    d = relu(conv(a, numpy_helper.to_array(w1), pad=1))
+    c["conv_over_residual"] = (
+        build([helper.make_node("Relu", ["x"], ["a"]),
+               helper.make_node("Conv", ["a", "w1"], ["c1"], pads=[1, 1, 1, 1]),
+               helper.make_node("Relu", ["c1"], ["d"]),
+               helper.make_node("Conv", ["d", "w2"], ["c2"]),
+               helper.make_node("Add", ["c2", "a"], ["s"]),
+               helper.make_node("Relu", ["s"], ["r"]),
+               helper.make_node("GlobalAveragePool", ["r"], ["y"])],
+              [vi("x", [1, 4, 8, 8])], [vi("y", [1, 4, 1, 1])], [w1, w2]),
+        {"x": x},
+        {"y": relu(conv(d, numpy_helper.to_array(w2)) + a).mean(axis=(2, 3), keepdims=True)},
+        {"in_place": lambda v: v >= 1})
+    # The residual is also the conv's input: the conv reads it throughout, so its output needs
+    # a buffer of its own.
+    c["conv_residual_is_input"] = (
+        build([helper.make_node("Relu", ["x"], ["a"]),
+               helper.make_node("Conv", ["a", "w2"], ["c2"]),
+               helper.make_node("Add", ["c2", "a"], ["s"]),
+               helper.make_node("GlobalAveragePool", ["s"], ["y"])],
+              [vi("x", [1, 4, 8, 8])], [vi("y", [1, 4, 1, 1])], [w2]),
+        {"x": x},
+        {"y": (conv(a, numpy_helper.to_array(w2)) + a).mean(axis=(2, 3), keepdims=True)},
+        {"in_place": lambda v: v == 0})
     return c
+
+
+# Cases compiled with -O3's whole pass pipeline (the others run dce only).
+FULL_PIPELINE = {"conv_over_residual", "conv_residual_is_input"}
+
+
+def conv(x, w, pad=0):
+    """NCHW conv, stride 1, symmetric pads, no bias."""
+    xp = np.pad(x, ((0, 0), (0, 0), (pad, pad), (pad, pad)))
+    kh, kw = w.shape[2:]
+    oh, ow = xp.shape[2] - kh + 1, xp.shape[3] - kw + 1
+    y = np.zeros((x.shape[0], w.shape[0], oh, ow), np.float64)
+    for i in range(kh):
+        for j in range(kw):
+            y += np.einsum("nchw,mc->nmhw", xp[:, :, i:i + oh, j:j + ow], w[:, :, i, j])
+    return y.astype(np.float32)
 
 
 def main():
@@ -147,9 +192,11 @@ def main():
             for opt in ("3", "0"):
                 out = os.path.join(tmp, f"{name}-O{opt}")
                 # The graph passes would fuse these small chains into one loop; the cases test
-                # the memory planner, so only dce runs (memory sharing follows -O).
-                proc = subprocess.run([kiln, "compile", path, "-o", out, "-O", opt,
-                                       "--passes", "dce"], capture_output=True, text=True)
+                # the memory planner, so only dce runs (memory sharing follows -O), but for the
+                # FULL_PIPELINE cases (fused convs).
+                passes = [] if name in FULL_PIPELINE else ["--passes", "dce"]
+                proc = subprocess.run([kiln, "compile", path, "-o", out, "-O", opt] + passes,
+                                      capture_output=True, text=True)
                 if proc.returncode != 0:
                     problems.append(f"-O{opt} compile failed: {proc.stderr.strip()}")
                     continue

@@ -34,6 +34,14 @@ class EmitContext {
   /// arena; otherwise the same as output(out). Only for kernels that read element i of that
   /// input before writing element i of the output and never read it afterwards.
   virtual std::string outputInPlace(size_t out, std::initializer_list<size_t> candidates) = 0;
+  /// outputInPlace(out, {in}) for kernels that read element i of input `in` once, just before
+  /// writing element i of the output, while they read their other inputs throughout (a conv's
+  /// residual): also refused where another input of the node shares `in`'s buffer. The default
+  /// writes a buffer of its own.
+  virtual std::string outputOverInput(size_t out, size_t in) {
+    (void)in;
+    return output(out);
+  }
   /// `unsigned char*` expression for a scratch buffer live only during this op (64-byte
   /// aligned, counted in the arena plan).
   virtual std::string scratch(int64_t bytes) = 0;
