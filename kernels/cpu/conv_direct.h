@@ -217,14 +217,14 @@ inline void conv2d_direct_pack_weights(const Conv2dShape& s, const float* w, flo
       }
 }
 
-/// Scratch floats conv2d_direct_f32 needs with bands of at most max_plane_floats of planes: one
-/// band's phase planes (one per thread when there are several bands: each thread then fills and
-/// computes whole bands, so no core reads planes another core wrote), then one kMR x kNR tile
-/// per thread.
+/// Scratch floats conv2d_direct_f32 needs with bands of at most max_plane_floats of planes: the
+/// tallest band's phase planes, one set per thread with several threads or several bands (each
+/// thread then fills and computes whole bands, so no core reads planes another core wrote), then
+/// one kMR x kNR tile per thread.
 constexpr int64_t conv2d_direct_scratch_floats(const Conv2dShape& s, int threads,
                                                int64_t max_plane_floats) {
   const conv_direct_detail::Planes d = conv_direct_detail::planes_of(s, max_plane_floats);
-  const int64_t plane_sets = d.OHb < s.OH ? threads : 1;
+  const int64_t plane_sets = d.OHb < s.OH || threads > 1 ? threads : 1;
   return d.floats * plane_sets + int64_t(threads) * kMR * kNR;
 }
 
@@ -299,11 +299,15 @@ inline void conv2d_direct_f32(const Conv2dShape& s, const float* x, const float*
   using conv_direct_detail::band_tiles;
   // d0: the tallest band within the budget (the scratch's layout); d: the bands run, as many
   // as d0 needs rounded up to a multiple of the threads, of even heights (ResNet-50's 56 -> 28
-  // stride-2 conv: 14 + 14 rows, not 16 + 12 that left one of 2 threads idle for 2 rows).
+  // stride-2 conv: 14 + 14 rows, not 16 + 12 that left one of 2 threads idle for 2 rows). With
+  // several threads, at least one band per thread even where one band would fit: each thread
+  // fills the planes it reads, and takes all the output channels of its rows. (ResNet-50's stem
+  // at 2 threads in one shared band: a thread read the planes of the channels the other had
+  // filled, and its 64 channels split 36 + 28 rows, strips of 12.)
   const conv_direct_detail::Planes d0 = conv_direct_detail::planes_of(s, max_plane_floats);
   const int threads = pool ? pool->size() : 1;
   const conv_direct_detail::Planes d = [&] {
-    if (d0.OHb >= s.OH) return d0;
+    if (d0.OHb >= s.OH && (threads == 1 || s.OH < threads)) return d0;
     int64_t n = (s.OH + d0.OHb - 1) / d0.OHb;
     if (n % threads != 0 && (n + threads - 1) / threads * threads <= s.OH)
       n = (n + threads - 1) / threads * threads;
@@ -328,7 +332,7 @@ inline void conv2d_direct_f32(const Conv2dShape& s, const float* x, const float*
     eg.ld_residual = P;
     return eg;
   };
-  const int64_t plane_sets = d0.OHb < s.OH ? threads : 1;
+  const int64_t plane_sets = d0.OHb < s.OH || threads > 1 ? threads : 1;
   float* tiles = scratch + d0.floats * plane_sets;
   const int64_t wper = conv2d_direct_packed_weight_floats(s) / G;
   // Fills the planes of band oh0 (channels [c0, c1), c1 == Cg + 1 including the zero tail).

@@ -45,12 +45,13 @@ int64_t directConvBandBudget(const std::vector<int64_t>& s, int64_t nr) {
 }
 
 /// The planes part of kiln_cpu::conv2d_direct_scratch_floats: the tallest band that fits the
-/// budget (conv_direct_detail::planes_of), once per thread when it is shorter than the output.
+/// budget (conv_direct_detail::planes_of), once per thread when it is shorter than the output or
+/// there are several threads (each fills its own bands).
 int64_t directConvPlanesScratch(const std::vector<int64_t>& s, int64_t nr, int threads) {
   const int64_t budget = directConvBandBudget(s, nr);
   int64_t rows = s[7];
   while (rows > 1 && directConvPlaneFloats(s, rows, nr) > budget) --rows;
-  return directConvPlaneFloats(s, rows, nr) * (rows < s[7] ? threads : 1);
+  return directConvPlaneFloats(s, rows, nr) * (rows < s[7] || threads > 1 ? threads : 1);
 }
 
 /// kiln_cpu::conv2d_direct_applies: more than one tap and at most 64, begin pads inside the
