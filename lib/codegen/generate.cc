@@ -214,12 +214,9 @@ class ProgramEmitter final : public EmitContext, public FlowHost {
   }
   std::string outputOverInput(size_t out, size_t in) override {
     Value* x = in < node_->numInputs() ? node_->input(in) : nullptr;
-    if (!x) return output(out);
-    const Value* root = resolve(x).first;
-    for (size_t i = 0; i < node_->numInputs(); ++i) {
-      const Value* other = node_->input(i);
-      if (i != in && other && resolve(other).first == root) return output(out);
-    }
+    for (size_t i = 0; x && i < node_->numInputs(); ++i)
+      if (i != in && node_->input(i) && resolve(node_->input(i)).first == resolve(x).first)
+        return output(out);
     return outputInPlace(out, {in});
   }
   std::string outputInPlace(size_t out, std::initializer_list<size_t> candidates) override {

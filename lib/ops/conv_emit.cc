@@ -415,16 +415,12 @@ Expected<bool> emitCpuConv(const Node& n, EmitContext& ctx, bool fused) {
   std::string scratch =
       floatScratch(ctx, packFloatsPerThread(s[7] * s[8], K, tiles) * ctx.threads());
   useCpuHeaders(ctx, "kiln_cpu/conv.h");
-  const bool oneKBlock = hasResidual && K <= cpu_kernels::kKC;
+  const bool over = hasResidual && oneKBlock(K);
   ctx.call(cpuKernel(cpu_kernels::Kernel::conv2d_f32, target),
-           tileCheck(target) +
-               (oneKBlock ? fmt::format("static_assert({} <= kiln_cpu::kKC, \"kiln and kiln_cpu "
-                                        "disagree on the GEMM's k blocks\"); ",
-                                        K)
-                          : std::string()) +
+           tileCheck(target) + (over ? oneKBlockCheck(K) : std::string()) +
                fmt::format("kiln_cpu::conv2d_f32({}, {}, {}, {}, {}, {}, {}, {}, {});", shape,
-                           ctx.input(0), wp, bias, oneKBlock ? outputOverResidual() : ctx.output(0),
-                           epi, scratch, ctx.threadPool(), plan));
+                           ctx.input(0), wp, bias, over ? outputOverResidual() : ctx.output(0), epi,
+                           scratch, ctx.threadPool(), plan));
   return true;
 }
 

@@ -160,6 +160,16 @@ std::string epilogueKey(const Node& n, bool fused, bool bias, bool residual) {
 /// kernels/cpu/gemv.h): a classifier's fully connected layer at batch 1.
 constexpr int64_t kGemvMaxRows = 4;
 
+bool oneKBlock(int64_t K) {
+  return K <= cpu_kernels::kKC;
+}
+
+std::string oneKBlockCheck(int64_t K) {
+  return fmt::format(
+      "static_assert({} <= kiln_cpu::kKC, \"kiln and kiln_cpu disagree on the GEMM's k blocks\"); ",
+      K);
+}
+
 /// C[rows, N] = A[rows, K] (the node's input 0, row-major) * B, with B (element (k, n) at
 /// b[k * sk + n * sn], a compile-time constant) packed into the target's panels here. rowA: A
 /// is read in place (kiln_cpu::gemm_f32_rowa_packed_b), else packed at run time.
@@ -203,14 +213,9 @@ void emitPackedB(EmitContext& ctx, int64_t rows, int64_t N, int64_t K, const flo
   }
   // The output over the residual's buffer where nothing later reads it, with one k block (past
   // it, earlier blocks' sums wait in C): see emitCpuConv.
-  const bool over = residualInput >= 0 && K <= cpu_kernels::kKC;
+  const bool over = residualInput >= 0 && oneKBlock(K);
   const std::string out = over ? ctx.outputOverInput(0, size_t(residualInput)) : ctx.output(0);
-  const std::string check =
-      tileCheck(target) +
-      (over ? fmt::format("static_assert({} <= kiln_cpu::kKC, \"kiln and kiln_cpu disagree on the "
-                          "GEMM's k blocks\"); ",
-                          K)
-            : std::string());
+  const std::string check = tileCheck(target) + (over ? oneKBlockCheck(K) : std::string());
   if (rowA) {
     ctx.call(
         cpuKernel(cpu_kernels::Kernel::gemm_f32_rowa_packed_b, target),

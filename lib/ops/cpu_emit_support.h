@@ -51,6 +51,10 @@ std::vector<std::string> withPlans(const std::vector<std::string>& algos,
 bool startsWith(const std::string& s, const std::string& prefix);
 /// What an epilogue computes, for tuning keys (not where its operands live).
 std::string epilogueKey(const Node& n, bool fused, bool bias, bool residual);
+/// Whether kernels/cpu's GEMM driver keeps no partial sums in C (one k block: K <= kKC), so C
+/// may be written over its residual; and the generated code's static_assert of it.
+bool oneKBlock(int64_t K);
+std::string oneKBlockCheck(int64_t K);
 /// C[rows, N] = A[rows, K] (the node's input 0) * B (a compile-time constant, element (k, n) at
 /// b[k * sk + n * sn]) packed here; rowA: A read in place by default, else packed at run time
 /// (the other way a --tune candidate).
