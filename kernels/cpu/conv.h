@@ -111,9 +111,30 @@ inline void pack_im2col(const Conv2dShape& s, const float* x, int64_t k0, int64_
 /// block once for all the strips is 3-17% faster (a Zen 3, those shapes, data from L3).
 constexpr bool kPointwiseInPlace = kNR >= 32;
 
+/// A strided 1x1 conv reading inside the image only: conv2d_f32 copies the pixels it reads into
+/// scratch and runs a pointwise conv on them. (Packing its panels from x spent 17% of ResNet-50's
+/// 256 -> 512 56x56 stride-2 conv: per channel a few short runs, 12.5 KB from the last's.)
+constexpr bool conv2d_strided_pointwise(const Conv2dShape& s) {
+  return s.KH == 1 && s.KW == 1 && (s.SH != 1 || s.SW != 1) && s.PH == 0 && s.PW == 0 &&
+         (s.OH - 1) * s.SH < s.H && (s.OW - 1) * s.SW < s.W;
+}
+
+/// The pointwise conv conv2d_f32 runs on the copy of a strided one's input, for one image.
+constexpr Conv2dShape conv2d_subsampled(Conv2dShape p) {
+  p.N = 1, p.H = p.OH, p.W = p.OW;
+  p.SH = p.SW = p.DH = p.DW = 1;
+  return p;
+}
+
+/// Floats of that copy (one image), first in conv2d_f32's scratch; 0 for other convs.
+constexpr int64_t conv2d_subsample_floats(const Conv2dShape& s) {
+  return conv2d_strided_pointwise(s) ? (s.C * s.OH * s.OW + 15) / 16 * 16 : 0;
+}
+
 /// Scratch floats conv2d_f32 needs for `threads` threads.
-inline int64_t conv2d_scratch_floats(const Conv2dShape& s, int threads) {
-  return gemm_pack_floats(s.OH * s.OW, s.C / s.group * s.KH * s.KW) * threads;
+constexpr int64_t conv2d_scratch_floats(const Conv2dShape& s, int threads) {
+  return conv2d_subsample_floats(s) +
+         gemm_pack_floats(s.OH * s.OW, s.C / s.group * s.KH * s.KW) * threads;
 }
 
 /// Floats of the packed weights of conv2d_f32: per group, pack_a of its [M/G, C/G*KH*KW] rows.
@@ -137,6 +158,32 @@ inline void conv2d_f32(const Conv2dShape& s, const float* x, const float* w_pack
                        ThreadPool* pool, GemmPlan plan = {}) {
   const int64_t G = s.group, Cg = s.C / G, Mg = s.M / G;
   const int64_t K = Cg * s.KH * s.KW, P = s.OH * s.OW;
+  if (conv2d_strided_pointwise(s)) {
+    // The input pixels the conv reads, per image, then a pointwise conv on them: the same
+    // sums in the same order (bit-identical to packing its im2col panels from x).
+    const Conv2dShape p = conv2d_subsampled(s);
+    float* const sub = scratch;
+    for (int64_t n = 0; n < s.N; ++n) {
+      const float* xn = x + n * s.C * s.H * s.W;
+      parallel_for(pool, s.C, [&](int64_t c, int) {
+        for (int64_t oh = 0; oh < s.OH; ++oh) {
+          const float* src = xn + (c * s.H + oh * s.SH) * s.W;
+          float* d = sub + (c * s.OH + oh) * s.OW;
+          if (s.SW == 1)
+            copy_floats(d, src, s.OW);
+          else if (s.SW == 2)
+            copy_floats_stride2(d, src, s.OW);
+          else
+            for (int64_t ow = 0; ow < s.OW; ++ow) d[ow] = src[ow * s.SW];
+        }
+      });
+      Epilogue<Act> en = e;
+      en.residual = e.residual ? e.residual + n * s.M * P : nullptr;
+      conv2d_f32(p, sub, w_packed, bias, y + n * s.M * P, en, scratch + conv2d_subsample_floats(s),
+                 pool, plan);
+    }
+    return;
+  }
   for (int64_t n = 0; n < s.N; ++n)
     for (int64_t g = 0; g < G; ++g) {
       const float* xg = x + (n * s.C + g * Cg) * s.H * s.W;

@@ -22,6 +22,7 @@
 
 #include "conv.h"
 #include "conv_direct.h"
+#include "conv_im2col.h"
 
 namespace kiln_cpu {
 
@@ -117,110 +118,6 @@ inline void conv2d_pixrows_pack_weights(const Conv2dShape& s, const float* w, fl
 
 namespace pixrows_detail {
 
-/// Floats of the zero-padded channel plane of im2col_plane_rows (with the vector loads'
-/// slack), or 0 when that path does not apply: output rows of at most kLanes columns at stride
-/// 1 or 2 (ResNet-50's 7x7 and 14x14 stages) and a plane of at most kPlaneFloats.
-constexpr int64_t kPlaneFloats = 4096;
-constexpr int64_t plane_floats(const Conv2dShape& s) {
-  if (s.OW > V::kLanes || (s.SW != 1 && s.SW != 2)) return 0;
-  const int64_t hp = (s.OH - 1) * s.SH + (s.KH - 1) * s.DH + 1;
-  const int64_t wp = (s.OW - 1) * s.SW + (s.KW - 1) * s.DW + 1;
-  const int64_t n = hp * wp + 2 * V::kLanes;
-  return n <= kPlaneFloats ? n : 0;
-}
-
-/// im2col_rows of whole images for plane_floats(s) > 0: per channel, the input window (rows
-/// -PH.., columns -PW..) goes once into a zero-padded plane on the stack; then every output row
-/// of a tap is one vector load from it (two and their even lanes at stride 2) and one store,
-/// unmasked where it stays inside the row of dst (the next output row overwrites the rest).
-inline void im2col_plane_rows(const Conv2dShape& s, const float* x, int64_t k0, int64_t k1,
-                              float* dst, int64_t ld) {
-  constexpr int L = V::kLanes;
-  const int64_t hp = (s.OH - 1) * s.SH + (s.KH - 1) * s.DH + 1;
-  const int64_t wp = (s.OW - 1) * s.SW + (s.KW - 1) * s.DW + 1;
-  const int64_t taps = s.KH * s.KW, P = s.OH * s.OW;
-  alignas(64) float plane[kPlaneFloats];
-  // Input columns [c0, c1) of a plane row (plane column cp = iw + PW) lie inside the image.
-  const int64_t c0 = s.PW > 0 ? s.PW : 0;
-  const int64_t c1 = s.W + s.PW < wp ? s.W + s.PW : wp;
-  for (int64_t k = k0, c = -1; k < k1; ++k) {
-    if (k / taps != c) {
-      c = k / taps;
-      for (int64_t r = 0; r < hp; ++r) {
-        float* pr = plane + r * wp;
-        const int64_t ih = r - s.PH;
-        if (ih < 0 || ih >= s.H || c0 >= c1) {
-          zero_floats(pr, wp);
-          continue;
-        }
-        zero_floats(pr, c0);
-        copy_floats(pr + c0, x + (c * s.H + ih) * s.W + (c0 - s.PW), c1 - c0);
-        zero_floats(pr + c1, wp - c1);
-      }
-      zero_floats(plane + hp * wp, 2 * L);
-    }
-    const int64_t i = (k / s.KW) % s.KH, j = k % s.KW;
-    const float* src = plane + i * s.DH * wp + j * s.DW;
-    float* d = dst + (k - k0) * ld;
-    for (int64_t oh = 0; oh < s.OH; ++oh, src += s.SH * wp, d += s.OW) {
-      V::R v;
-      if (s.SW == 1) {
-        v = V::load(src);
-      } else {
-        V::R odd;
-        V::deinterleave2(V::load(src), V::load(src + L), &v, &odd);
-      }
-      if ((oh + 1) * s.OW + L <= P + s.OW && oh + 1 < s.OH)
-        V::store(d, v);
-      else
-        V::store(d, v, int(s.OW));
-    }
-  }
-}
-
-/// Rows [k0, k1) x pixels [p0, p0 + pc) of one image's im2col matrix (x: [C, H, W]) into
-/// dst (element (k, p) at dst[(k - k0) * ld + p - p0]), zero where the window leaves the input.
-inline void im2col_rows(const Conv2dShape& s, const float* x, int64_t k0, int64_t k1,
-                        int64_t p0, int64_t pc, float* dst, int64_t ld) {
-  const int64_t taps = s.KH * s.KW;
-  for (int64_t k = k0; k < k1; ++k) {
-    const int64_t c = k / taps, i = (k / s.KW) % s.KH, j = k % s.KW;
-    const int64_t first = j * s.DW - s.PW;  // the input column of output column 0
-    // Output columns [lo, hi) read inside the row: 0 <= ow * SW + first < W.
-    int64_t lo = first >= 0 ? 0 : (-first + s.SW - 1) / s.SW;
-    int64_t hi = s.W - 1 - first < 0 ? 0 : (s.W - 1 - first) / s.SW + 1;
-    if (hi > s.OW) hi = s.OW;
-    if (lo > hi) lo = hi;
-    float* d = dst + (k - k0) * ld;
-    // Runs of output rows: [ow0, ow1) of row oh.
-    for (int64_t p = p0, oh = p0 / s.OW, ow0 = p0 % s.OW; p < p0 + pc; ++oh, ow0 = 0) {
-      const int64_t ow1 = s.OW < ow0 + (p0 + pc - p) ? s.OW : ow0 + (p0 + pc - p);
-      float* dr = d + (p - p0) - ow0;  // dr[ow]: output column ow of this row
-      const int64_t ih = oh * s.SH - s.PH + i * s.DH;
-      if (ih < 0 || ih >= s.H) {
-        zero_floats(dr + ow0, ow1 - ow0);
-      } else {
-        const float* xr = x + (c * s.H + ih) * s.W;
-        const int64_t a = lo > ow0 ? lo : ow0, b = hi < ow1 ? hi : ow1;
-        if (a >= b) {
-          zero_floats(dr + ow0, ow1 - ow0);
-        } else {
-          zero_floats(dr + ow0, a - ow0);
-          const int64_t at = first + a * s.SW;  // >= 0
-          if (s.SW == 1)
-            copy_floats(dr + a, xr + at, b - a);
-          else if (s.SW == 2)
-            copy_floats_stride2(dr + a, xr + at, b - a);
-          else
-            for (int64_t u = a; u < b; ++u) dr[u] = xr[at + (u - a) * s.SW];
-          zero_floats(dr + b, ow1 - b);
-        }
-      }
-      p += ow1 - ow0;
-    }
-  }
-}
-
 /// What a tile prefetches besides its k loop's operands: `ahead_lines` 64-byte lines from
 /// `ahead` (part of the next channel panel), to L2, evenly over the k loop; and one in eight of
 /// the same lines of the panel after that (`far`), a hint that starts the hardware prefetcher's
@@ -266,6 +163,11 @@ inline void tile(int64_t K, const float* a, int64_t lda, int64_t P, const float*
   const int64_t res_rows = e.residual ? (kNhwc ? R : cols) : 0;
   const int64_t res_ld = kNhwc ? M : P, res_len = kNhwc ? cols : R;
   const float* res = e.residual ? e.residual + (kNhwc ? p0 * M + m0 : m0 * P + p0) : nullptr;
+  // Written over the residual (EmitContext::outputOverInput): its lines are read for writing.
+  // At 2 threads the other core has read them since (the block's first conv reads all of
+  // them), and a line read for sharing makes the store wait on the other cache's copy being
+  // invalidated: ResNet-50's 14x14 residual convs at 2 threads 375-390 -> 335-350 us.
+  const bool in_place = res && res == y + (kNhwc ? p0 * M + m0 : m0 * P + p0);
   int64_t k = 0;
   const int64_t steps = K - kAhead;
   int64_t spread = 0, line = 0;
@@ -278,8 +180,13 @@ inline void tile(int64_t K, const float* a, int64_t lda, int64_t P, const float*
       __builtin_prefetch(a + kFarA * lda + R - 1, 0, 2);  // a tile's R floats may span 2 lines
     }
     if (k < res_rows) {
-      __builtin_prefetch(res + k * res_ld, 0, 3);
-      __builtin_prefetch(res + k * res_ld + res_len - 1, 0, 3);
+      if (in_place) {
+        prefetch_write(res + k * res_ld);
+        prefetch_write(res + k * res_ld + res_len - 1);
+      } else {
+        __builtin_prefetch(res + k * res_ld, 0, 3);
+        __builtin_prefetch(res + k * res_ld + res_len - 1, 0, 3);
+      }
     }
     // Line i of the next panel's share at step i * steps / ahead_lines: spread over the whole
     // k loop, not two a step from its start, which asked memory for a 49-pixel tile's share

@@ -270,24 +270,25 @@ inline void micro(int64_t kc, const float* ap, int64_t lda, const float* bp, int
   HalfR half[NV == 3 ? (R + 1) / 2 : 1];
   KILN_CPU_UNROLL
   for (int r = 0; r < (NV == 3 ? (R + 1) / 2 : 1); ++r) half[r] = half_zero();
-  // The residual's lines of this tile, and with 16-column panels (AVX2) of the tile two panels
-  // on where the rows have one (the next tiles of these rows: in time for them, not a k loop
-  // ahead): 3-7% on ResNet-50's residual 1x1 convs with the residual from memory (a Zen 3).
-  // Not in short rows (MobileNetV2's channels-last projections, 24-160 channels: 2% slower at 1
-  // thread). Not with 32-column panels (session 39, Zen 5, AVX-512: a tile's 24 lines plus 24
-  // ahead crowded L1; kiln_kernels_bench, 3 rounds, residual 1x1 convs 56x56 0.609-0.625 ->
-  // 0.577-0.603 ms, 28x28 0.567-0.568 -> 0.543-0.557, 14x14 and 7x7 level; ResNet-50 at 1 thread,
-  // `kiln bench --versus` in both orders, 1.0-1.3% faster, at 2 threads level).
+  // The residual's lines of this tile (for writing where y is written over it, as pixel rows'
+  // tiles do), and with 16-column panels (AVX2) those two panels on (the next tiles of these
+  // rows): 3-7% on ResNet-50's residual 1x1 convs, residual from memory (a Zen 3). Not in short
+  // rows (MobileNetV2's projections: 2% slower at 1 thread), nor with 32-column panels (Zen 5:
+  // a tile's 24 lines plus 24 ahead crowded L1; without, ResNet-50's residual convs 3-5% faster).
   if (last && e.residual) {
     const bool next = kNR < 32 && n + 3 * kNR <= e.ld_residual;
+    const bool in_place = e.residual + m * e.ld_residual + n == c && e.ld_residual == ldc;
+    auto fetch = [in_place](const float* p) {
+      in_place ? prefetch_write(p) : __builtin_prefetch(p, 0, 3);
+    };
     KILN_CPU_UNROLL
     for (int r = 0; r < R; ++r) {
       const float* rr = e.residual + (m + r) * e.ld_residual + n;
-      __builtin_prefetch(rr, 0, 3);
-      if constexpr (NV >= 2) __builtin_prefetch(rr + L, 0, 3);
+      fetch(rr);
+      if constexpr (NV >= 2) fetch(rr + L);
       if (next) {
-        __builtin_prefetch(rr + 2 * kNR, 0, 3);
-        if constexpr (NV >= 2) __builtin_prefetch(rr + 2 * kNR + L, 0, 3);
+        fetch(rr + 2 * kNR);
+        if constexpr (NV >= 2) fetch(rr + 2 * kNR + L);
       }
     }
   }

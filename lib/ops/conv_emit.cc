@@ -149,6 +149,13 @@ bool pointwiseConv(const std::vector<int64_t>& s) {
          s[7] == s[2] && s[8] == s[3];
 }
 
+/// kiln_cpu::conv2d_subsample_floats: the input pixels a strided 1x1 conv reads (conv2d_f32).
+int64_t subsampleFloats(const std::vector<int64_t>& s) {
+  const bool strided = s[5] == 1 && s[6] == 1 && (s[9] != 1 || s[10] != 1) && s[13] == 0 &&
+                       s[14] == 0 && (s[7] - 1) * s[9] < s[2] && (s[8] - 1) * s[10] < s[3];
+  return strided ? (s[1] * s[7] * s[8] + 15) / 16 * 16 : 0;
+}
+
 /// 32-column panels (AVX-512), where conv2d_f32 reads a 1x1 conv's X in place
 /// (kiln_cpu::kPointwiseInPlace) and pixel rows are a default; AVX2 has 16.
 bool widePanels(const Tiles& t) { return t.nr >= 32; }
@@ -412,15 +419,18 @@ Expected<bool> emitCpuConv(const Node& n, EmitContext& ctx, bool fused) {
     packA(wsrc + g * Mg * K, K, Mg, K, tiles, packed.data() + g * perGroup);
   std::string wp =
       ctx.derivedWeight(Tensor::fromVector(DType::F32, {int64_t(packed.size())}, packed));
-  std::string scratch =
-      floatScratch(ctx, packFloatsPerThread(s[7] * s[8], K, tiles) * ctx.threads());
+  const int64_t floats =
+      subsampleFloats(s) + packFloatsPerThread(s[7] * s[8], K, tiles) * ctx.threads();
   useCpuHeaders(ctx, "kiln_cpu/conv.h");
   const bool over = hasResidual && oneKBlock(K);
   ctx.call(cpuKernel(cpu_kernels::Kernel::conv2d_f32, target),
            tileCheck(target) + (over ? oneKBlockCheck(K) : std::string()) +
+               fmt::format("static_assert(kiln_cpu::conv2d_scratch_floats({}, {}) == {}, \"kiln "
+                           "and kiln_cpu disagree on the conv's scratch\"); ",
+                           shape, ctx.threads(), floats) +
                fmt::format("kiln_cpu::conv2d_f32({}, {}, {}, {}, {}, {}, {}, {}, {});", shape,
                            ctx.input(0), wp, bias, over ? outputOverResidual() : ctx.output(0), epi,
-                           scratch, ctx.threadPool(), plan));
+                           floatScratch(ctx, floats), ctx.threadPool(), plan));
   return true;
 }
 

@@ -280,6 +280,13 @@ const ConvCase kConvCases[] = {
   {"7x7_pointwise_M>kNR", 2, 40, 7,  7, 70, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1},
   {"7x7_3x3_K>kKC",     1, 60,  7,  7, 33, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},
   {"14x14_1x1_s2",      1, 24, 14, 14, 64, 1, 1, 2, 2, 1, 1, 0, 0, 0, 0, 1},
+  // Strided 1x1 convs: conv2d_f32 copies the pixels they read (conv2d_strided_pointwise), pixel
+  // rows read them straight from x (im2col_plane_rows); an end pad past the image takes neither.
+  {"1x1_s2x1",          1, 12, 14, 14, 40, 1, 1, 2, 1, 1, 1, 0, 0, 0, 0, 1},
+  {"1x1_s3x1",          2,  6, 10,  9,  5, 1, 1, 3, 1, 1, 1, 0, 0, 0, 0, 1},
+  {"1x1_s1x3",          2,  5,  7, 20, 13, 1, 1, 1, 3, 1, 1, 0, 0, 0, 0, 1},
+  {"1x1_s2_end_pad",    2,  5,  8,  8,  7, 1, 1, 2, 2, 1, 1, 0, 0, 1, 1, 1},
+  {"group2_1x1_s2",     2,  6,  9,  9, 10, 1, 1, 2, 2, 1, 1, 0, 0, 0, 0, 2},
   // K past conv2d_pixrows_chunks' L2 budget: 2 K-chunks (a short last one) with partial sums.
   {"5x5_3x3_K_chunks",  1, 361, 5,  5, 40, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},
   {"5x5_1x1_K_chunks",  1, 3301, 5, 5, 20, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1},
