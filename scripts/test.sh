@@ -13,24 +13,21 @@ phase() { echo "test.sh: $1 took $((SECONDS - phase_start)) s"; phase_start=$SEC
 phase_start=$SECONDS
 scripts/setup.sh --models
 phase "set-up and build"
+ctest --test-dir build --output-on-failure -j "${KILN_TEST_JOBS:-2}" --timeout 3600 "$@"
+phase "CTest"
 
-# The sanitized stage (after CTest): ONE clang build with ASan + UBSan and libFuzzer coverage
-# (-DKILN_FUZZ=ON) serves the hostile inputs, the unit tests, the fuzz targets and a node-test
-# sample.
-sanitize=0
-[[ ${KILN_SKIP_SANITIZE:-0} != 1 ]] && sanitize=1
-show_failure() {  # LOG: the end of a failed step's log (sanitizer reports included)
-  tail -n 40 "$1"
-  echo "test.sh: failed, full log in $1" >&2
-  exit 1
-}
-if ((sanitize)); then
+# The sanitized stage: ONE clang build with ASan + UBSan and libFuzzer coverage (-DKILN_FUZZ=ON)
+# serves the hostile inputs, the unit tests, the fuzz targets and a node-test sample.
+if [[ ${KILN_SKIP_SANITIZE:-0} != 1 ]]; then
+  stage_start=$(date +%s)
   # build-asan was a gcc build before: a compiler change needs a fresh cache.
   if [[ -f build-asan/CMakeCache.txt ]] &&
     ! grep -q '^CMAKE_CXX_COMPILER:FILEPATH=.*clang++$' build-asan/CMakeCache.txt; then
     rm -rf build-asan
   fi
-  mkdir -p build-asan
+  # -O0 without debug info: sanitizer reports still name functions; builds a third faster.
+  CC=clang CXX=clang++ cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug \
+    -DCMAKE_CXX_FLAGS_DEBUG=-O0 -DCMAKE_C_FLAGS_DEBUG=-O0 -DKILN_FUZZ=ON >/dev/null
   fuzz_targets=(onnx_import text_ir npy files runtime_binding)
   # The CPU kernels at the widest SIMD layer this host runs (AVX-512 where it has it; a binary
   # built for an ISA the host lacks would die of SIGILL).
@@ -40,34 +37,17 @@ if ((sanitize)); then
   elif grep -qw avx2 /proc/cpuinfo && grep -qw fma /proc/cpuinfo; then
     kernels_isa=avx2
   fi
-  # The sanitized build starts now, beside CTest, at the lowest priority (nice 19): CTest keeps
-  # both cores busy but not all the time (process start-up, Python, I/O: its tests' seconds
-  # summed are 1.87x its wall time at 2 jobs), and the build takes what CTest leaves. In its own
-  # session and process group, which an early exit kills; a new session is a new scheduling
-  # autogroup, which shares the CPU with CTest's as an equal unless its own nice is raised too
-  # (/proc/self/autogroup: with only the processes at nice 19, CTest took 300 s longer). -O0 without debug info: sanitizer reports still
-  # name functions; builds a third faster. kiln_memory_tests (the planner's unit tests) run
-  # unsanitized in CTest; the sanitized kiln runs the planner on every hostile input and node
-  # test it compiles.
-  asan_targets=(kiln kiln_unit_tests "kiln_cpu_kernels_$kernels_isa" "${fuzz_targets[@]/#/fuzz_}")
-  setsid -w nice -n 19 bash -c '
-    echo 19 >/proc/self/autogroup 2>/dev/null
-    CC=clang CXX=clang++ cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug \
-      -DCMAKE_CXX_FLAGS_DEBUG=-O0 -DCMAKE_C_FLAGS_DEBUG=-O0 -DKILN_FUZZ=ON >/dev/null &&
-      ninja -C build-asan ${KILN_JOBS:+-j "$KILN_JOBS"} "$@"' asan-build "${asan_targets[@]}" \
-    >build-asan/build.log 2>&1 &
-  asan_build=$!
-  trap 'kill -- "-$asan_build" 2>/dev/null || true' EXIT
-fi
-
-ctest --test-dir build --output-on-failure -j "${KILN_TEST_JOBS:-2}" --timeout 3600 "$@"
-phase "CTest"
-
-if ((sanitize)); then
-  stage_start=$(date +%s)
-  wait "$asan_build" || show_failure build-asan/build.log
-  trap - EXIT
-  phase "the rest of the sanitized build"
+  show_failure() {  # LOG: the end of a failed step's log (sanitizer reports included)
+    tail -n 40 "$1"
+    echo "test.sh: failed, full log in $1" >&2
+    exit 1
+  }
+  # kiln_memory_tests (the planner's unit tests) run unsanitized in CTest; the sanitized kiln
+  # below runs the planner on every hostile input and node test it compiles.
+  ninja -C build-asan ${KILN_JOBS:+-j "$KILN_JOBS"} kiln kiln_unit_tests \
+    "kiln_cpu_kernels_$kernels_isa" \
+    "${fuzz_targets[@]/#/fuzz_}" >build-asan/build.log 2>&1 || show_failure build-asan/build.log
+  phase "the sanitized build"
   export ASAN_OPTIONS=detect_leaks=0:detect_container_overflow=0 UBSAN_OPTIONS=halt_on_error=1
   tests/bad_inputs/check_bad_inputs.sh build-asan/tools/kiln/kiln build/tests/bad_inputs
   phase "sanitized bad inputs"
