@@ -78,12 +78,7 @@ inline void pack_im2col(const Conv2dShape& s, const float* x, int64_t k0, int64_
           if (hi > run) hi = run;
           if (lo > hi) lo = hi;
           zero_floats(d + t, lo);
-          if (s.SW == 1)
-            copy_floats(d + t + lo, xr + first + lo, hi - lo);
-          else if (s.SW == 2)
-            copy_floats_stride2(d + t + lo, xr + first + 2 * lo, hi - lo);
-          else
-            for (int64_t u = lo; u < hi; ++u) d[t + u] = xr[first + u * s.SW];
+          copy_floats_strided(d + t + lo, xr + first + lo * s.SW, hi - lo, s.SW);
           zero_floats(d + t + hi, run - hi);
         }
         t += run;
@@ -168,13 +163,7 @@ inline void conv2d_f32(const Conv2dShape& s, const float* x, const float* w_pack
       parallel_for(pool, s.C, [&](int64_t c, int) {
         for (int64_t oh = 0; oh < s.OH; ++oh) {
           const float* src = xn + (c * s.H + oh * s.SH) * s.W;
-          float* d = sub + (c * s.OH + oh) * s.OW;
-          if (s.SW == 1)
-            copy_floats(d, src, s.OW);
-          else if (s.SW == 2)
-            copy_floats_stride2(d, src, s.OW);
-          else
-            for (int64_t ow = 0; ow < s.OW; ++ow) d[ow] = src[ow * s.SW];
+          copy_floats_strided(sub + (c * s.OH + oh) * s.OW, src, s.OW, s.SW);
         }
       });
       Epilogue<Act> en = e;

@@ -115,12 +115,7 @@ inline void im2col_rows(const Conv2dShape& s, const float* x, int64_t k0, int64_
         } else {
           zero_floats(dr + ow0, a - ow0);
           const int64_t at = first + a * s.SW;  // >= 0
-          if (s.SW == 1)
-            copy_floats(dr + a, xr + at, b - a);
-          else if (s.SW == 2)
-            copy_floats_stride2(dr + a, xr + at, b - a);
-          else
-            for (int64_t u = a; u < b; ++u) dr[u] = xr[at + (u - a) * s.SW];
+          copy_floats_strided(dr + a, xr + at, b - a, s.SW);
           zero_floats(dr + b, ow1 - b);
         }
       }

@@ -467,6 +467,17 @@ inline void copy_floats_stride2(float* d, const float* s, int64_t n) {
   }
 }
 
+/// d[u] = s[u * stride] for u in [0, n), reading nothing past the last: copy_floats at stride
+/// 1, copy_floats_stride2 at 2, else one float at a time.
+inline void copy_floats_strided(float* d, const float* s, int64_t n, int64_t stride) {
+  if (stride == 1)
+    copy_floats(d, s, n);
+  else if (stride == 2)
+    copy_floats_stride2(d, s, n);
+  else
+    for (int64_t u = 0; u < n; ++u) d[u] = s[u * stride];
+}
+
 /// d[0:n) = 0.
 inline void zero_floats(float* d, int64_t n) {
   int64_t i = 0;
