@@ -25,7 +25,9 @@
 //    wasted, and a small image (7x7: 4 tiles) still runs full-width vectors: with the tiles as
 //    columns, 4 tiles would fill 4 of 16 lanes.
 //  * U_xi = G g G^T (computed in double, rounded once) is packed at compile time as B panels
-//    (pack_b_panels' layout: per xi, [M / kNR][C][kNR], zero past M).
+//    of [C][kNR], zero past M, in the order the GEMMs read them: chunk by chunk of output
+//    channels (two panels, winograd_chunk_width), in a chunk xi by xi
+//    (winograd_transform_weights), so each chunk's U is one contiguous stream from memory.
 //  * V_xi is written by the input transform as [xi][c][tile] (tiles contiguous): the transform
 //    runs with the tiles of a tile row in the vector lanes (input rows split into 4 column
 //    phases with deinterleave2, so lane t reads columns 4t..4t+5); on AVX-512, images of fewer
@@ -33,7 +35,7 @@
 //    (input_lanes: 16 tiles of a 14x14 image per vector, not 4), and the register tile reads
 //    its 12 tiles of channel c as 12 consecutive floats (the stride between channels is the
 //    block's tile count). Each register tile runs all C channels in registers, c ascending,
-//    then is stored to M_xi[tile][m] (a chunk of at most kMc output channels at a time). This
+//    then is stored to M_xi[tile][m] (a chunk of at most two panels at a time). This
 //    loop (tile_rows, on gemm.h's rank1) replaces gemm_packed_a: A here is V in place ([c][tile],
 //    not pack_a's layout), K needs no kKC blocking, and M takes no epilogue.
 //  * The output transform runs with output channels in the lanes (M's layout). On AVX-512 the
@@ -75,7 +77,6 @@ namespace kiln_cpu {
 
 namespace winograd_detail {
 
-constexpr int64_t kMc = 2 * kNR;            // output channels per GEMM chunk (M's width)
 constexpr int64_t kBlockBudget = 1 << 18;   // floats of a block's V plus M chunk (1 MiB)
 // The stride-2 conv's (2 MiB; its 81 positions per tile left blocks of 10 and 8 tiles: 2 MiB
 // made ResNet-50's 128-channel layer 504 -> 460 us and its 256-channel one 667 -> 633 at 2
@@ -90,10 +91,9 @@ constexpr int64_t tiles_w(const Conv2dShape& s, int tm) { return (s.OW + tm - 1)
 constexpr int xis(int tm) { return (tm + 2) * (tm + 2); }
 /// Transformed positions per tile and channel: xis(tm), or 81 for the stride-2 conv.
 constexpr int64_t positions(const Conv2dShape& s, int tm) { return s.SH == 2 ? 81 : xis(tm); }
-/// Width of one output-channel chunk, rounded up to whole panels.
+/// Width of one output-channel chunk (two panels; fewer where M has fewer): U's layout's.
 constexpr int64_t chunk_width(const Conv2dShape& s) {
-  const int64_t m = (s.M + kNR - 1) / kNR * kNR;
-  return m < kMc ? m : kMc;
+  return winograd_chunk_width(s.M, kNR);
 }
 
 /// Tiles per block: the image's tiles when their V (xis x C) and M chunk (xis x chunk) fit the
@@ -255,8 +255,7 @@ inline void conv2d(const Conv2dShape& s, const float* x, const float* w_packed, 
     *t0 = blk * tiles / blocks;
     *tb = (blk + 1) * tiles / blocks - *t0;
   };
-  const int64_t mcw = chunk_width(s), chunks = (M + mcw - 1) / mcw;
-  const int64_t uper = conv2d_winograd_packed_weight_floats(s, TM) / GROUPS, P = s.OH * s.OW;
+  const int64_t mcw = chunk_width(s), chunks = (M + mcw - 1) / mcw, P = s.OH * s.OW;
   const int64_t base_units = s.N * blocks;
   int64_t parts = base_units >= threads ? 1 : (threads + base_units - 1) / base_units;
   if (threads > 1 && parts < threads && s.N * tiles < 2 * int64_t(threads) * kMR)
@@ -321,19 +320,24 @@ inline void conv2d(const Conv2dShape& s, const float* x, const float* w_packed, 
     const int64_t ch1 = (part + 1) * per_part < chunks ? (part + 1) * per_part : chunks;
     for (int64_t ch = part * per_part; ch < ch1; ++ch) {
       const int64_t mc0 = ch * mcw, cols = M - mc0 < mcw ? M - mc0 : mcw;
+      // The chunk's U (winograd_transform_weights' layout): its weight matrices one after
+      // the other, each its panels, so the chunk streams from memory in one run.
+      const int64_t pw = (cols + kNR - 1) / kNR * kNR;
+      const float* uc = w_packed + mc0 * GROUPS * C;
       // The XI GEMMs of the chunk: mo[xi][t][m - mc0]; per weight matrix g, those of its
       // positions (one for stride 1), each panel of U_g for all of them in turn.
       for (int g = 0; g < GROUPS; ++g) {
         int pos[16];
         const int np = group_positions<S2>(g, pos);
-        const float* ux = w_packed + g * uper + (mc0 / kNR) * C * kNR;
+        const float* ux = uc + g * pw * C;
         for (int64_t j = 0; j < cols; j += kNR) {
           const bool narrow = cols - j <= L;
-          // The panel after this one (the next g's first past the chunk's last), fetched
-          // during this panel's first strip: U streams from memory when it is not in cache.
-          const float* next = j + kNR < cols    ? ux + (j / kNR + 1) * C * kNR
-                              : g + 1 < GROUPS ? ux + uper
-                                               : nullptr;
+          // The panel after this one (the chunk's next, its next matrix's first, or the next
+          // chunk's first of this part: the one that follows in memory), fetched during this
+          // panel's first strip: U streams from memory when it is not in cache.
+          const float* next = j + kNR < cols || g + 1 < GROUPS || ch + 1 < ch1
+                                  ? ux + (j / kNR + 1) * C * kNR
+                                  : nullptr;
           for (int k = 0; k < np; ++k) {
             const float* vx = v + pos[k] * vs;
             float* mx = mo + pos[k] * ms;
