@@ -1,6 +1,5 @@
-// Since-versions of default-domain ONNX ops: libonnx for opsets <= 17, a table beyond.
-#include <onnx/defs/schema.h>
-
+// Since-versions of default-domain ONNX ops: libonnx's for opsets <= 17 (a table generated
+// from its schemas at build time, tools/onnx_since), a table from the changelog beyond.
 #include <algorithm>
 #include <initializer_list>
 #include <unordered_map>
@@ -79,6 +78,12 @@ constexpr OpChanges kNewerOpsets[] = {
     {"Unsqueeze", {21}},
 };
 
+// Every op of the installed libonnx's default domain, by name, and the opsets <= 17 that
+// (re)define it.
+constexpr OpChanges kLibOnnxOps[] = {
+#include "onnx_since_versions.inc"
+};
+
 const std::unordered_map<std::string_view, const OpChanges*>& newerOpsets() {
   static const auto table = [] {
     std::unordered_map<std::string_view, const OpChanges*> m;
@@ -100,9 +105,14 @@ int64_t onnxSinceVersion(const std::string& op, int64_t opset) {
       if (best) return best;
     }
   }
-  const onnx::OpSchema* schema =
-      onnx::OpSchemaRegistry::Schema(op, int(std::min(opset, kLibOnnxMaxOpset)), onnx::ONNX_DOMAIN);
-  return schema ? schema->SinceVersion() : 0;
+  auto it =
+      std::lower_bound(std::begin(kLibOnnxOps), std::end(kLibOnnxOps), op,
+                       [](const OpChanges& c, const std::string& name) { return c.op < name; });
+  if (it == std::end(kLibOnnxOps) || it->op != op) return 0;
+  int64_t best = 0;
+  for (int64_t v : it->versions)
+    if (v <= std::min(opset, kLibOnnxMaxOpset)) best = std::max(best, v);
+  return best;
 }
 
 }  // namespace kiln::onnx_import
