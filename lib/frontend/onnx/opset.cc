@@ -2,7 +2,6 @@
 // from its schemas at build time, tools/onnx_since), a table from the changelog beyond.
 #include <algorithm>
 #include <initializer_list>
-#include <unordered_map>
 
 #include "onnx_import.h"
 
@@ -17,8 +16,8 @@ struct OpChanges {
   std::initializer_list<int64_t> versions;  ///< opsets above 17 that (re)define the op
 };
 
-// Every op defined or redefined by opsets 18–21 (from the ONNX Changelog). An op absent here
-// keeps its opset-17 definition.
+// Every op defined or redefined by opsets 18–21 (from the ONNX Changelog), sorted by name. An op
+// absent here keeps its opset-17 definition.
 constexpr OpChanges kNewerOpsets[] = {
     {"AffineGrid", {20}},
     {"AveragePool", {19}},
@@ -32,9 +31,9 @@ constexpr OpChanges kNewerOpsets[] = {
     {"Col2Im", {18}},
     {"Constant", {19, 21}},
     {"ConstantOfShape", {20, 21}},
+    {"DFT", {20}},
     {"DeformConv", {19}},
     {"DequantizeLinear", {19, 21}},
-    {"DFT", {20}},
     {"Equal", {19}},
     {"Flatten", {21}},
     {"Gelu", {20}},
@@ -84,35 +83,33 @@ constexpr OpChanges kLibOnnxOps[] = {
 #include "onnx_since_versions.inc"
 };
 
-const std::unordered_map<std::string_view, const OpChanges*>& newerOpsets() {
-  static const auto table = [] {
-    std::unordered_map<std::string_view, const OpChanges*> m;
-    for (const auto& c : kNewerOpsets) m.emplace(c.op, &c);
-    return m;
-  }();
-  return table;
+// Both tables are sorted by name: looked up by binary search.
+constexpr bool byName(const OpChanges& a, const OpChanges& b) {
+  return a.op < b.op;
+}
+static_assert(std::is_sorted(std::begin(kNewerOpsets), std::end(kNewerOpsets), byName));
+static_assert(std::is_sorted(std::begin(kLibOnnxOps), std::end(kLibOnnxOps), byName));
+
+/// The newest of the op's versions in `table` that is at most `opset`; 0 when none is (or the
+/// table lacks the op).
+template <size_t N>
+int64_t newestAtMost(const OpChanges (&table)[N], std::string_view op, int64_t opset) {
+  const OpChanges* it =
+      std::lower_bound(std::begin(table), std::end(table), op,
+                       [](const OpChanges& c, std::string_view name) { return c.op < name; });
+  int64_t best = 0;
+  if (it != std::end(table) && it->op == op)
+    for (int64_t v : it->versions)
+      if (v <= opset) best = std::max(best, v);
+  return best;
 }
 
 }  // namespace
 
 int64_t onnxSinceVersion(const std::string& op, int64_t opset) {
-  if (opset > kLibOnnxMaxOpset) {
-    auto it = newerOpsets().find(op);
-    if (it != newerOpsets().end()) {
-      int64_t best = 0;
-      for (int64_t v : it->second->versions)
-        if (v <= opset) best = std::max(best, v);
-      if (best) return best;
-    }
-  }
-  auto it =
-      std::lower_bound(std::begin(kLibOnnxOps), std::end(kLibOnnxOps), op,
-                       [](const OpChanges& c, const std::string& name) { return c.op < name; });
-  if (it == std::end(kLibOnnxOps) || it->op != op) return 0;
-  int64_t best = 0;
-  for (int64_t v : it->versions)
-    if (v <= std::min(opset, kLibOnnxMaxOpset)) best = std::max(best, v);
-  return best;
+  if (opset > kLibOnnxMaxOpset)
+    if (int64_t v = newestAtMost(kNewerOpsets, op, opset)) return v;
+  return newestAtMost(kLibOnnxOps, op, std::min(opset, kLibOnnxMaxOpset));
 }
 
 }  // namespace kiln::onnx_import
