@@ -137,10 +137,9 @@ char lastOptLevel(const std::vector<std::string>& flags) {
 /// code includes it). One precompiled header then serves models whose kernels include different
 /// subsets: the node tests needed 8-11 (0.6 s each to build, 2.8 s with <immintrin.h> and the
 /// thread pool's headers), now 2-3 (-pthread is part of the key); loading the larger one costs
-/// a few ms. Only where the code
-/// is optimized: at -O0 GCC emits a header's unused constants, so an extra header would
-/// change the library's bytes (and a build with the precompiled header must give the bytes of
-/// one without it).
+/// a few ms. Only where the code is optimized: at -O0 GCC emits a header's unused constants,
+/// so an extra header would change the library's bytes (and a build with the precompiled header
+/// must give the bytes of one without it).
 std::set<std::string> canonicalHeaders(std::set<std::string> headers) {
   static const std::set<std::string> kReference = {
       "algorithm",  "cerrno",     "cfloat",      "cmath",   "cstdint",  "cstdlib",
