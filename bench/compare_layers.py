@@ -23,22 +23,17 @@ import collections
 import glob
 import json
 import os
-import subprocess
 import sys
 import tempfile
 
 import onnx
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(REPO, "tests", "models"))
-from check_model import MODELS  # noqa: E402
+import bench_util
+from bench_util import REPO
 
 
 def run(cmd):
-    proc = subprocess.run(cmd, capture_output=True, text=True, errors="replace")
-    if proc.returncode != 0:
-        sys.exit(f"compare_layers: {' '.join(cmd[:3])} failed: {proc.stderr.strip()[-300:]}")
-    return proc.stdout
+    return bench_util.run("compare_layers", cmd)
 
 
 def kiln_steps(trace_file):
@@ -112,13 +107,7 @@ def main():
     ap.add_argument("--json", dest="json_out", help="write the rows here")
     args = ap.parse_args()
 
-    if args.model in MODELS:
-        file, flags, _, _, _ = MODELS[args.model]
-        model = file if os.path.isabs(file) else os.path.join(args.models_dir, file)
-    else:
-        model, flags = args.model, []
-    if not os.path.isfile(model):
-        sys.exit(f"compare_layers: no model file {model} (scripts/gen_models.sh makes the public ones)")
+    model, flags = bench_util.model_of("compare_layers", args.model, args.models_dir)
     if args.threads != 1:
         print("compare_layers: ONNX Runtime's profiler is far off its plain figures at more than "
               "one thread; read the ORT column with care", file=sys.stderr)
