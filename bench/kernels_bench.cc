@@ -27,6 +27,7 @@
 #include "kiln_cpu/conv.h"
 #include "kiln_cpu/conv_direct.h"
 #include "kiln_cpu/conv_nhwc.h"
+#include "kiln_cpu/conv_nhwc_fused.h"
 #include "kiln_cpu/conv_pixrows.h"
 #include "kiln_cpu/gemm.h"
 #include "kiln_cpu/gemv.h"
@@ -457,6 +458,33 @@ void BM_DepthwiseNhwc(benchmark::State& state, int64_t C, int64_t HW, int64_t st
   setFlopCounters(state, timer.seconds(), 2.0 * double(C) * 9.0 * double(out * out));
 }
 
+/// nhwc_expand_dw_f32: a 1x1 expansion (Cin -> C channels) fused into the 3x3 depthwise conv
+/// that reads it, NHWC, both with bias and Relu6, as MobileNetV2's blocks 2-4 run it (the bands
+/// sized for the pool's threads). FLOPs: the expansion's and the depthwise conv's.
+void BM_ExpandDw(benchmark::State& state, int64_t Cin, int64_t C, int64_t HW, int64_t stride) {
+  const int64_t out = (HW + 2 - 3) / stride + 1;
+  const kiln_cpu::Conv2dShape s{1, C, HW, HW, C, 3, 3, out, out, stride, stride, 1, 1, 1, 1, C};
+  const std::vector<float> x = randomFloats(HW * HW * Cin, 6), w1 = randomFloats(Cin * C, 7);
+  const std::vector<float> b1 = randomFloats(C, 8), wd = randomFloats(C * 9, 9);
+  const std::vector<float> bd = randomFloats(C, 10);
+  std::vector<float> panels(size_t(kiln_cpu::packed_b_floats(Cin, C))), wdp(size_t(C * 9));
+  kiln_cpu::pack_b_panels(w1.data(), Cin, C, panels.data());
+  kiln_cpu::depthwise_nhwc_pack_weights(s, wd.data(), wdp.data());
+  std::vector<float> scratch(size_t(kiln_cpu::expand_dw_scratch_floats(s, benchThreads())));
+  std::vector<float> y(size_t(C * out * out));
+  const kiln_ref::Clip<float> relu6{0.0f, 6.0f};
+  const auto e = kiln_cpu::make_epilogue(relu6, nullptr, nullptr, nullptr, 0);
+  const WallTimer timer;
+  for (auto _ : state) {
+    kiln_cpu::nhwc_expand_dw_f32(s, Cin, x.data(), panels.data(), b1.data(), relu6, wdp.data(),
+                                 bd.data(), y.data(), e, scratch.data(), benchThreads(),
+                                 benchPool());
+    benchmark::ClobberMemory();
+  }
+  setFlopCounters(state, timer.seconds(),
+                  2.0 * double(HW * HW) * double(Cin * C) + 18.0 * double(C * out * out));
+}
+
 std::string dims(int64_t M, int64_t N, int64_t K) {
   return std::to_string(M) + "x" + std::to_string(N) + "x" + std::to_string(K);
 }
@@ -508,6 +536,8 @@ void registerShape(const kiln_bench::KernelShape& s) {
     add(kernel + "/" + model, us, BM_Depthwise, s["C"], s["HW"], s["S"]);
   } else if (kernel == "depthwise_conv2d_nhwc_f32") {
     add(kernel + "/" + model, us, BM_DepthwiseNhwc, s["C"], s["HW"], s["S"]);
+  } else if (kernel == "nhwc_expand_dw_f32") {
+    add(kernel + "/" + model, us, BM_ExpandDw, s["Cin"], s["C"], s["HW"], s["S"]);
   } else {
     std::fprintf(stderr, "kernels/cpu/manifest.json: no benchmark runs %s\n", s.kernel);
     std::exit(1);
