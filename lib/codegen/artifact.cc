@@ -230,6 +230,7 @@ KILN_BASELINE int create_context({P}_context** out, void* arena, size_t arena_by
                      "  thread_pool->start(kMaxThreads);  // fewer threads if the system refuses\n"
                      "  ctx->thread_pool = thread_pool;\n"
                    : ""));
+  s += warmThreadsCode(p);
   if (external) {
     s += fmt::format(
         R"(extern "C" KILN_BASELINE int {P}_create({P}_context** out, void*, size_t) {{
@@ -275,7 +276,7 @@ extern "C" KILN_BASELINE int {P}_create_pools({P}_context** out, void* const* po
   }}
   (*out)->mapping = map;
   (*out)->mapping_bytes = size_t(st.st_size);
-  (*out)->weights = static_cast<const unsigned char*>(map) + 64;
+  (*out)->weights = static_cast<const unsigned char*>(map) + 64;{WARM}
   return KILN_OK;
 }}
 
@@ -287,7 +288,7 @@ extern "C" KILN_BASELINE int {P}_create_with_weights({P}_context** out, void* ar
 }}
 
 )",
-        fmt::arg("P", P));
+        fmt::arg("P", P), fmt::arg("WARM", warmThreadsCall(p)));
   } else {
     s += fmt::format(
         R"(// Reads one byte of every 64-byte line of the weights, so the first run neither
@@ -331,7 +332,7 @@ static KILN_BASELINE const unsigned char* own_weights({P}_context* ctx, const un
 
 extern "C" KILN_BASELINE int {P}_create({P}_context** out, void* arena, size_t arena_bytes) {{
   int rc = create_context(out, arena, arena_bytes);
-  if (rc == KILN_OK) (*out)->weights = own_weights(*out, {W});
+  if (rc == KILN_OK) (*out)->weights = own_weights(*out, {W});{WARM}
   return rc;
 }}
 
@@ -344,12 +345,13 @@ extern "C" KILN_BASELINE int {P}_create_pools({P}_context** out, void* const* po
                                 const size_t* pool_bytes, const char*) {{
   if (!out || !pools || !pool_bytes) return KILN_ERR_NULL;
   int rc = create_context(out, pools, pool_bytes);
-  if (rc == KILN_OK) (*out)->weights = own_weights(*out, {W});
+  if (rc == KILN_OK) (*out)->weights = own_weights(*out, {W});{WARM}
   return rc;
 }}
 
 )",
-        fmt::arg("P", P), fmt::arg("W", p.weightsBytes > 0 ? P + "_weights" : "nullptr"));
+        fmt::arg("P", P), fmt::arg("W", p.weightsBytes > 0 ? P + "_weights" : "nullptr"),
+        fmt::arg("WARM", warmThreadsCall(p)));
   }
   s += fmt::format(
       R"(extern "C" void {P}_destroy({P}_context* ctx) {{
@@ -446,26 +448,11 @@ extern "C" int {P}_bind_output({P}_context* ctx, int i, void* data, size_t bytes
   return KILN_OK;
 }}
 
-{RTFN}extern "C" const char* {P}_status_string(int status) {{
-  switch (status) {{
-    case KILN_OK: return "ok";
-    case KILN_ERR_NULL: return "a required pointer was NULL";
-    case KILN_ERR_INDEX: return "index out of range";
-    case KILN_ERR_NAME: return "no input or output has that name";
-    case KILN_ERR_SIZE: return "byte size does not match the tensor";
-    case KILN_ERR_ALLOC: return "out of memory";
-    case KILN_ERR_WEIGHTS: return "weights file missing, unreadable or mismatched";
-    case KILN_ERR_CPU: return "this CPU lacks an instruction set the model was built for";
-    case KILN_ERR_ARENA: return "arena too small or not 64-byte aligned";
-    case KILN_ERR_UNBOUND: return "run before every input was set";
-    case KILN_ERR_DATA: return "input data out of range (e.g. an index), or a Loop over its iteration limit";
-    default: return "unknown status";
-  }}
-}}
-
+{RTFN}
 )",
       fmt::arg("P", P),
-      fmt::arg("RTFN", runtimeShapeFunctions(p) + threadCode(p) + profileCode(p, o.profile)),
+      fmt::arg("RTFN", runtimeShapeFunctions(p) + threadCode(p) + profileCode(p, o.profile) +
+                           statusStringCode(p)),
       fmt::arg("POOLFREE", p.usesThreadPool
                                ? "delete static_cast<kiln_cpu::ThreadPool*>(ctx->thread_pool);\n  "
                                : ""),

@@ -16,6 +16,15 @@ std::string cpuCheckCode(const Program& p);
 /// `void touch_code()`: create reads the library's code once, so the first run finds it cached.
 std::string touchCodeCode();
 
+/// `warm_pool_threads(ctx)`: create has each pool thread read the weights once (models with a
+/// thread pool and weights the last-level cache holds; else nothing), and the call create
+/// makes of it after setting the weights (else nothing).
+std::string warmThreadsCode(const Program& p);
+std::string warmThreadsCall(const Program& p);
+
+/// {P}_status_string.
+std::string statusStringCode(const Program& p);
+
 /// {P}_max_threads and {P}_set_threads.
 std::string threadCode(const Program& p);
 

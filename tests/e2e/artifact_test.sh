@@ -98,6 +98,23 @@ if "$kiln" run "$work/ext" -i "$repo/models/example_triangle.pb" -o "$work/r4" 2
 fi
 grep -q "weights file" "$work/err" || { echo "FAIL: unclear error: $(cat "$work/err")"; exit 1; }
 echo "ok: external weights run bit-identically; a mismatched weights file is refused"
+# A model with a thread pool has each pool thread read its weights at create (every create
+# path calls warm_pool_threads; none without a pool), and runs as before.
+for w in embedded external; do
+  "$kiln" compile "$repo/models/shapes_cnn.onnx" -o "$work/warm-$w" --threads 2 --weights "$w" \
+    >/dev/null
+done
+"$kiln" compile "$repo/models/shapes_cnn.onnx" -o "$work/warm-1" --threads 1 --no-build >/dev/null
+calls() { grep -c "warm_pool_threads(\*out);" "$1/model.cc" || true; }
+[[ $(calls "$work/warm-embedded") == 2 && $(calls "$work/warm-external") == 1 &&
+  $(calls "$work/warm-1") == 0 ]] ||
+  { echo "FAIL: warm_pool_threads calls: $(calls "$work/warm-embedded") embedded," \
+    "$(calls "$work/warm-external") external, $(calls "$work/warm-1") at 1 thread"; exit 1; }
+for w in embedded external; do
+  "$kiln" run "$work/warm-$w" -i "$repo/models/example_triangle.pb" -o "$work/warm-out-$w"
+  cmp "$work/r1/logits.npy" "$work/warm-out-$w/logits.npy"
+done
+echo "ok: pool threads read the weights at create (2 threads); the outputs are unchanged"
 # Two models (distinct --name prefixes) in one program; two contexts running concurrently.
 for m in m1 m2; do
   "$kiln" compile "$repo/models/shapes_cnn.onnx" -o "$work/$m" --name "$m" >/dev/null
