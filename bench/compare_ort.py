@@ -47,6 +47,7 @@ def main():
     args = ap.parse_args()
 
     rows = []
+    host = None
     with tempfile.TemporaryDirectory(prefix="kiln-compare-ort.") as tmp:
         for name in args.models.split(","):
             file, flags, _, _, _ = MODELS[name]
@@ -73,7 +74,12 @@ def main():
                         res = run_json(cmd)
                         med.append(res["latency_ms"]["median"])
                         first.append(res["first_run_ms"])
-                row = {"model": name, "threads": threads, "rounds": args.rounds,
+                        if "host" in res and res["host"] != host:
+                            # The machine kind moves the figures (a Zen 4 core has half a Zen
+                            # 5's FMA peak): say which one they are from.
+                            host = res["host"]
+                            print(f"host: {host}", flush=True)
+                row = {"model": name, "threads": threads, "rounds": args.rounds, "host": host,
                        "tuned": bool(args.tune),
                        "iters": args.iters,
                        "kiln_median_ms": statistics.median(k_med),

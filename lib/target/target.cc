@@ -31,13 +31,21 @@ struct CpuidBits {
   bool avx2 = false, fma = false, bmi1 = false, bmi2 = false, osYmm = false;
   bool avx512f = false, avx512bw = false, avx512vl = false, avx512dq = false, avx512cd = false;
   bool osZmm = false, vnni = false, amx = false, bf16 = false, fp16 = false;
-  std::string brand;
+  std::string brand, signature;
 };
 
 CpuidBits readCpuid() {
   CpuidBits b;
   unsigned a = 0, bx = 0, c = 0, d = 0;
+  char vendor[13] = {};
+  if (__get_cpuid(0, &a, &bx, &c, &d)) {
+    std::memcpy(vendor, &bx, 4);
+    std::memcpy(vendor + 4, &d, 4);
+    std::memcpy(vendor + 8, &c, 4);
+  }
   if (!__get_cpuid(1, &a, &bx, &c, &d)) return b;
+  b.signature = cpuSignatureOf(a);
+  if (vendor[0]) b.signature = std::string(vendor) + " " + b.signature;
   b.fma = c & (1u << 12);
   const bool osxsave = c & (1u << 27), avx = c & (1u << 28);
   if (osxsave && avx) {
@@ -131,6 +139,7 @@ Target detectHost() {
   t.bf16 = b.bf16;
   t.fp16 = b.fp16;
   t.cpuModel = b.brand;
+  t.cpuSignature = b.signature;
 #endif
   t.l1d = sysconfBytes(_SC_LEVEL1_DCACHE_SIZE);
   t.l2 = sysconfBytes(_SC_LEVEL2_CACHE_SIZE);
@@ -163,6 +172,25 @@ std::string describe(const Target& t) {
                      t.l3 / 1024);
   s += fmt::format("; {} cores", t.cores);
   if (!t.cpuModel.empty()) s += "; " + t.cpuModel;
+  if (!t.cpuSignature.empty()) s += " (" + t.cpuSignature + ")";
+  return s;
+}
+
+std::string cpuSignatureOf(unsigned eax) {
+  const unsigned base = (eax >> 8) & 0xF, extFamily = (eax >> 20) & 0xFF;
+  const unsigned extModel = (eax >> 16) & 0xF, stepping = eax & 0xF;
+  const unsigned family = base == 0xF ? base + extFamily : base;
+  unsigned model = (eax >> 4) & 0xF;
+  if (base == 0x6 || base == 0xF) model |= extModel << 4;
+  return fmt::format("family {} model {} stepping {}", family, model, stepping);
+}
+
+std::string tuningMachineName(const Target& host) {
+  std::string s = host.cpuModel.empty() ? "unknown CPU" : host.cpuModel;
+  std::string details = host.cpuSignature;
+  if (host.l2 > 0)
+    details += fmt::format("{}L2 {} KiB", details.empty() ? "" : "; ", host.l2 / 1024);
+  if (!details.empty()) s += " (" + details + ")";
   return s;
 }
 

@@ -31,6 +31,8 @@ assert cache["format"] == "kiln-tuning-cache" and cache["version"] == 1, cache
 (machine,) = cache["machines"]
 entries = machine["entries"]
 assert machine["cpu"] and machine["kiln_version"] and entries, machine
+# The section names the CPU by its cpuid signature too, not by the brand string alone.
+assert " family " in machine["cpu"] and " model " in machine["cpu"], machine["cpu"]
 ops = [op for op in json.load(open(sys.argv[2]))["ops"] if "tuning" in op]
 assert ops, "no tunable op in the manifest"
 for op in ops:

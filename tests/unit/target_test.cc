@@ -42,6 +42,35 @@ TEST(Target, FeaturesCheckedAtCreate) {
   EXPECT_TRUE(has(v4, "avx2") && has(v4, "avx512f") && has(v4, "avx512bw") && has(v4, "avx512vl"));
 }
 
+TEST(Target, CpuSignatureDecodesExtendedFamilyAndModel) {
+  // Zen 4 (Genoa): base family 0xF + extended 0xA, model 0x1 with extended 0x1.
+  EXPECT_EQ(cpuSignatureOf(0x00A10F11u), "family 25 model 17 stepping 1");
+  // Zen 5 (Turin): extended family 0xB.
+  EXPECT_EQ(cpuSignatureOf(0x00B00F21u), "family 26 model 2 stepping 1");
+  // Intel family 6 takes the extended model too: Emerald Rapids, model 0xCF.
+  EXPECT_EQ(cpuSignatureOf(0x000C06F2u), "family 6 model 207 stepping 2");
+  // Other families ignore the extended fields (a family 5 with junk in them).
+  EXPECT_EQ(cpuSignatureOf(0x0FF70543u), "family 5 model 4 stepping 3");
+}
+
+TEST(Target, TuningMachineNameSeparatesCpusBehindOneBrand) {
+  Target zen4, zen5;
+  zen4.cpuModel = zen5.cpuModel = "AMD EPYC";
+  zen4.cpuSignature = "AuthenticAMD family 25 model 17 stepping 1";
+  zen5.cpuSignature = "AuthenticAMD family 26 model 2 stepping 1";
+  zen4.l2 = zen5.l2 = 1 << 20;
+  zen4.l3 = zen5.l3 = 32 << 20;
+  EXPECT_EQ(tuningMachineName(zen4),
+            "AMD EPYC (AuthenticAMD family 25 model 17 stepping 1; L2 1024 KiB)");
+  EXPECT_NE(tuningMachineName(zen4), tuningMachineName(zen5));
+  Target bare;
+  EXPECT_EQ(tuningMachineName(bare), "unknown CPU");
+  bare.l2 = 512 << 10;
+  EXPECT_EQ(tuningMachineName(bare), "unknown CPU (L2 512 KiB)");
+  bare.l3 = 32 << 20;  // not part of the name
+  EXPECT_EQ(tuningMachineName(bare), "unknown CPU (L2 512 KiB)");
+}
+
 TEST(Target, UnknownNameIsAnErrorListingTheKnownOnes) {
   auto t = targetByName("pentium");
   ASSERT_FALSE(t.ok());
@@ -76,6 +105,9 @@ TEST(Target, HostIsANamedLevelThisCpuRuns) {
       __builtin_cpu_supports("avx512vl")) {
     EXPECT_EQ(h.isa, Isa::Avx512);
   }
+  EXPECT_NE(h.cpuSignature.find(" family "), std::string::npos) << h.cpuSignature;
+  EXPECT_NE(describe(h).find(h.cpuSignature), std::string::npos);
+  EXPECT_NE(tuningMachineName(h).find(h.cpuSignature), std::string::npos);
 #endif
   EXPECT_NE(describe(h).find(h.name), std::string::npos);
 }

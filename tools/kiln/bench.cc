@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "kiln/support/file.h"
+#include "kiln/target/target.h"
 #include "peak.h"
 #include "prepare.h"
 
@@ -296,6 +297,7 @@ int runVersus(const BenchArgs& a, const std::vector<GivenInput>& given) {
     j["rounds"] = a.iters;
     j["burst"] = a.burst;
     j["threads"] = side[0]->threads();
+    j["host"] = describe(detectHost());
     if (a.profile) printVersusSteps(*side[0], *side[1], vs, &j);
     std::cout << j.dump() << "\n";
     return kExitOk;
@@ -349,6 +351,7 @@ int runBench(const BenchArgs& a) {
     j["weights_bytes"] = model.weightsBytes();
     j["threads"] = model.threads();
     j["iters"] = a.iters;
+    j["host"] = describe(detectHost());  // which machine the figures are from
     std::cout << j.dump() << "\n";
     return kExitOk;
   }

@@ -90,9 +90,7 @@ Status measure(const std::string& dir, std::map<std::string, std::map<std::strin
 }  // namespace
 
 std::string tuningCpuName() {
-  auto host = targetByName("host");
-  std::string cpu = host.ok() ? host->cpuModel : std::string();
-  return cpu.empty() ? "unknown CPU" : cpu;
+  return tuningMachineName(detectHost());
 }
 
 std::string defaultTuningCachePath() {

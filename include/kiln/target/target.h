@@ -26,6 +26,10 @@ struct Target {
   int64_t l1d = 0, l2 = 0, l3 = 0;                            ///< bytes; 0: unknown
   int cores = 1;                                               ///< online logical CPUs
   std::string cpuModel;                                        ///< host brand string
+  /// The host's cpuid signature, "AuthenticAMD family 25 model 17 stepping 1" (empty off
+  /// x86-64). Hypervisors often mask the brand string ("AMD EPYC" for a Zen 4 and a Zen 5
+  /// alike); the family and model still tell the microarchitecture.
+  std::string cpuSignature;
 
   /// Flags for the C++ compiler building the generated code.
   std::vector<std::string> compilerFlags() const;
@@ -54,5 +58,15 @@ Expected<Target> targetByName(const std::string& name);
 
 /// One line for `kiln targets` / --report: name, ISA, features, caches, cores.
 std::string describe(const Target& t);
+
+/// cpuid leaf 1's EAX decoded as the vendors' manuals define it: the family is the base family
+/// plus the extended family where the base is 0xF; the model takes the extended model as its high
+/// nibble where the base family is 6 or 0xF. "family 25 model 17 stepping 1" for 0x00A10F11.
+std::string cpuSignatureOf(unsigned leaf1Eax);
+
+/// What identifies this machine's CPU to the tuning cache (docs/tuning.md): the brand string,
+/// the cpuid signature and the per-core L2 size, which the kernels' plans depend on (the L3 a
+/// virtual machine reports is not the one its cores share, and no plan reads it).
+std::string tuningMachineName(const Target& host);
 
 }  // namespace kiln
