@@ -1,4 +1,6 @@
-"""Helpers the bench/ scripts share: running kiln or node, and finding a model by name."""
+"""Helpers the bench/ scripts share: running kiln or node, finding a model by name, and the
+arguments every per-step script takes."""
+import argparse
 import os
 import subprocess
 import sys
@@ -27,3 +29,17 @@ def model_of(tool, name, models_dir):
     if not os.path.isfile(model):
         sys.exit(f"{tool}: no model file {model} (scripts/gen_models.sh makes the public ones)")
     return model, list(flags)
+
+
+def model_parser(doc, threads, top_help):
+    """An argument parser with what the per-step scripts share: MODEL, --kiln, --models-dir,
+    --threads (default `threads`), --iters, --top and --json."""
+    ap = argparse.ArgumentParser(description=doc.splitlines()[0])
+    ap.add_argument("model")
+    ap.add_argument("--kiln", default=os.path.join(REPO, "build", "tools", "kiln", "kiln"))
+    ap.add_argument("--models-dir", default=os.path.join(REPO, ".cache", "models"))
+    ap.add_argument("--threads", type=int, default=threads)
+    ap.add_argument("--iters", type=int, default=20)
+    ap.add_argument("--top", type=int, default=0, help=top_help)
+    ap.add_argument("--json", dest="json_out", help="write the rows here")
+    return ap

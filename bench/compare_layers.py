@@ -18,7 +18,6 @@ off its plain figures at more than one thread (MobileNetV2 at 2 threads: 6.7 ms 
 against 4.0 ms run to run), so use 1 thread for the per-layer split and bench/compare_ort.py for
 the thread-count figures.
 """
-import argparse
 import collections
 import glob
 import json
@@ -97,14 +96,7 @@ def ort_to_onnx_node(name, producers, names):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("model")
-    ap.add_argument("--kiln", default=os.path.join(REPO, "build", "tools", "kiln", "kiln"))
-    ap.add_argument("--models-dir", default=os.path.join(REPO, ".cache", "models"))
-    ap.add_argument("--threads", type=int, default=1)
-    ap.add_argument("--iters", type=int, default=20)
-    ap.add_argument("--top", type=int, default=0, help="print only the K rows where kiln loses most")
-    ap.add_argument("--json", dest="json_out", help="write the rows here")
+    ap = bench_util.model_parser(__doc__, 1, "print only the K rows where kiln loses most")
     args = ap.parse_args()
 
     model, flags = bench_util.model_of("compare_layers", args.model, args.models_dir)

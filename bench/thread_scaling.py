@@ -12,7 +12,6 @@ the step, from the trace) and the time it loses against perfect scaling (t_T - t
 steps' totals, and the same figures summed by kernel, close the table. The figures are profiled
 runs' (the hooks cost a little); bench/compare_ort.py has the plain medians.
 """
-import argparse
 import json
 import os
 import statistics
@@ -20,7 +19,6 @@ import sys
 import tempfile
 
 import bench_util
-from bench_util import REPO
 
 
 def run(cmd):
@@ -45,15 +43,8 @@ def steps_of(trace_file):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("model")
-    ap.add_argument("--kiln", default=os.path.join(REPO, "build", "tools", "kiln", "kiln"))
-    ap.add_argument("--models-dir", default=os.path.join(REPO, ".cache", "models"))
-    ap.add_argument("--threads", type=int, default=2)
+    ap = bench_util.model_parser(__doc__, 2, "print only the K steps that lose most")
     ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--iters", type=int, default=20)
-    ap.add_argument("--top", type=int, default=0, help="print only the K steps that lose most")
-    ap.add_argument("--json", dest="json_out", help="write the rows here")
     args = ap.parse_args()
     if args.threads < 2 or args.rounds < 1 or args.iters < 1:
         sys.exit("thread_scaling: --threads must be at least 2, --rounds and --iters at least 1")
