@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "kernel_bench_shapes.h"
+#include "kiln/target/target.h"
 #include "kiln_cpu/conv.h"
 #include "kiln_cpu/conv_direct.h"
 #include "kiln_cpu/conv_nhwc.h"
@@ -566,6 +567,8 @@ int main(int argc, char** argv) {
                               std::to_string(kiln_cpu::kMR) + "x" + std::to_string(kiln_cpu::kNR));
   benchmark::AddCustomContext("threads", std::to_string(benchThreads()));
   benchmark::AddCustomContext("core_peak_gflops", std::to_string(corePeakGflops()));
+  // Which machine kind (the brand string alone does not tell a Zen 4 from a Zen 5 here).
+  benchmark::AddCustomContext("host_cpu", kiln::tuningMachineName(kiln::detectHost()));
   registerAll();
   registerEltwiseBenchmarks();
   registerMemoryBenchmarks();
