@@ -32,6 +32,8 @@ struct CpuidBits {
   bool avx512f = false, avx512bw = false, avx512vl = false, avx512dq = false, avx512cd = false;
   bool osZmm = false, vnni = false, amx = false, bf16 = false, fp16 = false;
   std::string brand, signature;
+  bool amd = false;
+  unsigned family = 0;
 };
 
 CpuidBits readCpuid() {
@@ -43,8 +45,10 @@ CpuidBits readCpuid() {
     std::memcpy(vendor + 4, &d, 4);
     std::memcpy(vendor + 8, &c, 4);
   }
+  b.amd = std::strcmp(vendor, "AuthenticAMD") == 0;
   if (!__get_cpuid(1, &a, &bx, &c, &d)) return b;
   b.signature = cpuSignatureOf(a);
+  b.family = ((a >> 8) & 0xF) == 0xF ? 0xF + ((a >> 20) & 0xFF) : (a >> 8) & 0xF;
   if (vendor[0]) b.signature = std::string(vendor) + " " + b.signature;
   b.fma = c & (1u << 12);
   const bool osxsave = c & (1u << 27), avx = c & (1u << 28);
@@ -140,6 +144,8 @@ Target detectHost() {
   t.fp16 = b.fp16;
   t.cpuModel = b.brand;
   t.cpuSignature = b.signature;
+  // Zen 4 is the AMD family with AVX-512 that splits it (Zen 5, family 26, runs it whole).
+  t.splitZmmFma = t.isa == Isa::Avx512 && b.amd && b.family == 25;
 #endif
   t.l1d = sysconfBytes(_SC_LEVEL1_DCACHE_SIZE);
   t.l2 = sysconfBytes(_SC_LEVEL2_CACHE_SIZE);
@@ -166,6 +172,7 @@ std::string describe(const Target& t) {
   if (t.bf16) s += ", BF16";
   if (t.fp16) s += ", FP16";
   if (t.amx) s += ", AMX";
+  if (t.splitZmmFma) s += ", 512-bit FMAs in two halves";
   s += ")";
   if (t.l1d || t.l2 || t.l3)
     s += fmt::format("; L1d {} KiB, L2 {} KiB, L3 {} KiB", t.l1d / 1024, t.l2 / 1024,

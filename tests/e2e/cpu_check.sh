@@ -74,3 +74,23 @@ for target in x86-64-v4 x86-64-v3 x86-64 generic; do
   esac
 done
 [[ -n $qemu ]] || echo "note: qemu-x86_64 not installed (Debian qemu-user); the emulated-CPU checks were skipped"
+# The named targets never ask for the Zen 4 form of the AVX-512 GEMM's 17-24-column tiles
+# (KILN_CPU_YMM_TAIL, lib/target's splitZmmFma); --target host does exactly on an AMD family 25
+# CPU with AVX-512 (Zen 4, which runs a 512-bit FMA as two halves), and the library it builds
+# gives the same answer.
+grep -q "KILN_CPU_YMM_TAIL" "$work/x86-64-v4/model.cc" &&
+  { echo "FAIL: x86-64-v4 asked for KILN_CPU_YMM_TAIL"; exit 1; }
+"$kiln" compile "$repo/models/shapes_cnn.onnx" -o "$work/host" --name shapes >/dev/null
+zen4=0
+if grep -q "^vendor_id.*AuthenticAMD" /proc/cpuinfo && grep -qw avx512f /proc/cpuinfo &&
+  grep -q "^cpu family[[:space:]]*: 25$" /proc/cpuinfo; then
+  zen4=1
+fi
+if grep -q "^#define KILN_CPU_YMM_TAIL 1$" "$work/host/model.cc"; then got=1; else got=0; fi
+[[ $got == "$zen4" ]] ||
+  { echo "FAIL: --target host: KILN_CPU_YMM_TAIL $got on a CPU where Zen 4 is $zen4"; exit 1; }
+cc -std=c11 -I"$work/host" "$repo/examples/classify_shapes.c" "$work/host/libshapes.a" -lstdc++ \
+  -lm -lpthread -o "$work/classify-host"
+answer="$("$work/classify-host" "$repo/models/example_triangle.npy" "$repo/models/shapes_labels.txt")"
+grep -q "triangle (p = 0.99" <<<"$answer" || { echo "FAIL: host: $answer"; exit 1; }
+echo "ok: host (KILN_CPU_YMM_TAIL $got) runs here: $answer"

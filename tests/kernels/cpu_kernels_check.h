@@ -248,6 +248,34 @@ Vec referenceGemm(int64_t M, int64_t N, int64_t K, const Vec& a, const Vec& b, c
   return want;
 }
 
+/// A GEMM case's seeded operands at its padded leading dimensions (pad extra columns; the
+/// residual's one more), their dense copies, and kiln_ref's result with, for random data, each
+/// output's rounding bound.
+struct GemmOperands {
+  int64_t lda, ldb, ldc, ldr;
+  Vec a, b, rb, cb, res, ac, bc, resc, tol, want;
+};
+
+template <class Act>
+GemmOperands gemmOperands(const GemmCase& g, Act act, Data data, uint64_t seed) {
+  const int64_t M = g.M, N = g.N, K = g.K;
+  GemmOperands o{K + g.pad, N + g.pad, N + g.pad, N + g.pad + 1, {}, {}, {}, {}, {}, {}, {},
+                 {},        {},        {}};
+  Rng rng{seed};
+  o.a = filled(M * o.lda, data, rng);
+  o.b = filled(K * o.ldb, data, rng);
+  o.rb = filled(M, data, rng);
+  o.cb = filled(N, data, rng);
+  o.res = filled(M * o.ldr, data, rng);
+  o.ac = dense(o.a, M, K, o.lda);
+  o.bc = dense(o.b, K, N, o.ldb);
+  o.resc = dense(o.res, M, N, o.ldr);
+  o.want =
+      referenceGemm(M, N, K, o.ac, o.bc, g.row_bias ? &o.rb : nullptr, g.col_bias ? &o.cb : nullptr,
+                    g.residual ? &o.resc : nullptr, act, data == Data::kRandom ? &o.tol : nullptr);
+  return o;
+}
+
 /// A kernels/ref functor without a vector form (kernels/cpu/vfunctor.h): epilogues apply it by
 /// the scalar pass over what they stored, the path of any activation that has none, which must
 /// match kernels/ref exactly.

@@ -50,15 +50,10 @@ void checkGemm(const GemmCase& g, Act act, Data data, uint64_t seed,
                GemmDriver only = GemmDriver::kAll) {
   SCOPED_TRACE(describe(g) + (data == Data::kExact ? " exact" : " random"));
   const int64_t M = g.M, N = g.N, K = g.K;
-  const int64_t lda = K + g.pad, ldb = N + g.pad, ldc = N + g.pad, ldr = N + g.pad + 1;
-  Rng rng{seed};
-  const Vec a = filled(M * lda, data, rng), b = filled(K * ldb, data, rng);
-  const Vec rb = filled(M, data, rng), cb = filled(N, data, rng), res = filled(M * ldr, data, rng);
-  const Vec ac = dense(a, M, K, lda), bc = dense(b, K, N, ldb), resc = dense(res, M, N, ldr);
-  Vec tol;
-  const Vec want =
-      referenceGemm(M, N, K, ac, bc, g.row_bias ? &rb : nullptr, g.col_bias ? &cb : nullptr,
-                    g.residual ? &resc : nullptr, act, data == Data::kRandom ? &tol : nullptr);
+  const GemmOperands op = gemmOperands(g, act, data, seed);
+  const int64_t lda = op.lda, ldb = op.ldb, ldc = op.ldc, ldr = op.ldr;
+  const Vec &a = op.a, &b = op.b, &rb = op.rb, &cb = op.cb, &res = op.res;
+  const Vec &bc = op.bc, &resc = op.resc, &tol = op.tol, &want = op.want;
 
   const float* rbp = g.row_bias ? rb.data() : nullptr;
   const float* cbp = g.col_bias ? cb.data() : nullptr;

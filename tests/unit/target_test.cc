@@ -26,6 +26,7 @@ TEST(Target, NamedLevels) {
     ASSERT_EQ(t->compilerFlags().size(), 1u);
     EXPECT_EQ(t->compilerFlags()[0], c.flag);
     EXPECT_EQ(t->kernelIsa(), c.kernels);
+    EXPECT_FALSE(t->splitZmmFma);  // only --target host measures the core
   }
 }
 
@@ -106,6 +107,10 @@ TEST(Target, HostIsANamedLevelThisCpuRuns) {
     EXPECT_EQ(h.isa, Isa::Avx512);
   }
   EXPECT_NE(h.cpuSignature.find(" family "), std::string::npos) << h.cpuSignature;
+  // The split-FMA form of the GEMM tails: on an AMD family 25 core with AVX-512 only (Zen 4).
+  const bool zen4 = h.isa == Isa::Avx512 && h.cpuSignature.rfind("AuthenticAMD family 25 ", 0) == 0;
+  EXPECT_EQ(h.splitZmmFma, zen4) << h.cpuSignature;
+  EXPECT_EQ(describe(h).find("512-bit FMAs in two halves") != std::string::npos, zen4);
   EXPECT_NE(describe(h).find(h.cpuSignature), std::string::npos);
   EXPECT_NE(tuningMachineName(h).find(h.cpuSignature), std::string::npos);
 #endif
