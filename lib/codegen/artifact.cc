@@ -72,7 +72,7 @@ std::string source(const Model& model, const Program& p, const CompileOptions& o
   if (p.target.l2Share() != (int64_t(512) << 10))
     s += fmt::format("#define KILN_CPU_L2_SHARE_BYTES (int64_t({}))\n", p.target.l2Share());
   if (o.profile && p.usesThreadPool) s += "#define KILN_CPU_POOL_PROFILE 1\n";  // idle counts
-  if (p.target.splitZmmFma && p.target.isa == Isa::Avx512)  // a Zen 4 host: kiln_cpu/gemm.h
+  if (p.target.splitZmmFma && p.target.isa == Isa::Avx512)  // a Zen 4 host: gemm_half_tail.h
     s += "#define KILN_CPU_YMM_TAIL 1\n";
   for (const auto& h : p.headers) s += "#include \"" + h + "\"\n";
   if (p.usesThreadPool) s += "#include \"kiln_cpu/parallel.h\"\n#include <new>\n";

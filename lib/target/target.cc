@@ -26,6 +26,12 @@ int64_t sysconfBytes(int key) {
   return v > 0 ? int64_t(v) : 0;
 }
 
+/// cpuid leaf 1's family: the base family, plus the extended family where the base is 0xF.
+unsigned cpuFamilyOf(unsigned eax) {
+  const unsigned base = (eax >> 8) & 0xF;
+  return base == 0xF ? base + ((eax >> 20) & 0xFF) : base;
+}
+
 #if defined(__x86_64__)
 struct CpuidBits {
   bool avx2 = false, fma = false, bmi1 = false, bmi2 = false, osYmm = false;
@@ -48,7 +54,7 @@ CpuidBits readCpuid() {
   b.amd = std::strcmp(vendor, "AuthenticAMD") == 0;
   if (!__get_cpuid(1, &a, &bx, &c, &d)) return b;
   b.signature = cpuSignatureOf(a);
-  b.family = ((a >> 8) & 0xF) == 0xF ? 0xF + ((a >> 20) & 0xFF) : (a >> 8) & 0xF;
+  b.family = cpuFamilyOf(a);
   if (vendor[0]) b.signature = std::string(vendor) + " " + b.signature;
   b.fma = c & (1u << 12);
   const bool osxsave = c & (1u << 27), avx = c & (1u << 28);
@@ -184,12 +190,10 @@ std::string describe(const Target& t) {
 }
 
 std::string cpuSignatureOf(unsigned eax) {
-  const unsigned base = (eax >> 8) & 0xF, extFamily = (eax >> 20) & 0xFF;
-  const unsigned extModel = (eax >> 16) & 0xF, stepping = eax & 0xF;
-  const unsigned family = base == 0xF ? base + extFamily : base;
+  const unsigned base = (eax >> 8) & 0xF, extModel = (eax >> 16) & 0xF, stepping = eax & 0xF;
   unsigned model = (eax >> 4) & 0xF;
   if (base == 0x6 || base == 0xF) model |= extModel << 4;
-  return fmt::format("family {} model {} stepping {}", family, model, stepping);
+  return fmt::format("family {} model {} stepping {}", cpuFamilyOf(eax), model, stepping);
 }
 
 std::string tuningMachineName(const Target& host) {

@@ -32,8 +32,8 @@ struct Target {
   std::string cpuSignature;
   /// The host's cores run a 512-bit FMA as two 256-bit halves (AMD Zen 4, family 25), so a
   /// 256-bit FMA costs half of one: the AVX-512 GEMM's 17-24-column tiles then take a 256-bit
-  /// FMA per row for their last 8 columns (KILN_CPU_YMM_TAIL, kernels/cpu/gemm.h), not one
-  /// 512-bit FMA per two rows. Only `--target host` sets it; results are the same bits.
+  /// FMA per row for their last 8 columns (KILN_CPU_YMM_TAIL, kernels/cpu/gemm_half_tail.h), not
+  /// one 512-bit FMA per two rows. Only `--target host` sets it; results are the same bits.
   bool splitZmmFma = false;
 
   /// Flags for the C++ compiler building the generated code.
