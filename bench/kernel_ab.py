@@ -1,8 +1,8 @@
 #!/usr/bin/python3
-"""A/B of two versions of kiln's CPU GEMM kernels on model-shaped products, in one process.
+"""A/B of two versions of kiln's CPU GEMM and depthwise kernels on model shapes, in one process.
 
 Usage: /usr/bin/python3 bench/kernel_ab.py [--base REV] [--b-rev REV] [--rounds R] [--threads T]
-           [--shapes PRESET|M,N,K,act,r|p ...] [--cold-mb MB] [--cxx CXX] [--opt 1|2|3]
+           [--shapes PRESET|M,N,K,act,r|p|dw:C,H,W,S ...] [--cold-mb MB] [--cxx CXX] [--opt 1|2|3]
            [--keep DIR]
 
 A is kernels/cpu and kernels/ref at git revision --base (default HEAD), B the working tree's
@@ -13,6 +13,8 @@ kiln_ref_B), with the flags of generated code for x86-64-v4 (-O3, or --opt's lev
 (us and GFLOP/s), the median of the rounds' ratios B/A, and whether the outputs are
 bit-identical. A shape is M,N,K,act,driver: act 0 (none) or 1 (Clip(0, 6)), both with a column
 bias; driver r (A read in place: gemm_f32_rowa_packed_b) or p (A packed: gemm_f32_packed_b).
+A shape dw:C,H,W,S is depthwise_conv2d_nhwc_f32 on [1, H, W, C]: 3x3, pad 1, stride S (1 or 2),
+with bias and Clip(0, 6) (--cold-mb does not apply; preset mobilenetv2_dw has MobileNetV2's).
 
 --cold-mb MB: the weights come from memory, as in a model bigger than the L3: each version
 rotates over its own copies of its packed weights, MB in all. (With one rotation for both, the
@@ -41,6 +43,12 @@ PRESETS = {
         "196,64,192,0,r", "196,384,64,1,r", "196,64,384,0,r", "196,96,384,0,r",
         "196,576,96,1,r", "196,96,576,0,r", "49,160,576,0,r", "49,960,160,1,r",
         "49,160,960,0,r", "49,320,960,0,r", "49,1280,320,1,r",
+    ],
+    # MobileNetV2's depthwise 3x3 convs (channels, height, width, stride; bias and Clip).
+    "mobilenetv2_dw": [
+        "dw:32,112,112,1", "dw:96,112,112,2", "dw:144,56,56,1", "dw:144,56,56,2",
+        "dw:192,28,28,1", "dw:192,28,28,2", "dw:384,14,14,1", "dw:576,14,14,1",
+        "dw:576,14,14,2", "dw:960,7,7,1",
     ],
     # The BERT-like encoder's products with constant weights (seq 128).
     "bert": ["128,768,768,0,p", "128,3072,768,0,p", "128,768,3072,0,p"],
@@ -87,9 +95,10 @@ def main():
         shapes += PRESETS.get(s, [s])
     for s in shapes:
         m = re.fullmatch(r"(\d+),(\d+),(\d+),([01]),([rp])", s)
-        if not m or min(int(m.group(i)) for i in (1, 2, 3)) < 1:
-            fail(f"bad shape '{s}': want M,N,K,act,driver (act 0 or 1, driver r or p) or one of "
-                 + ", ".join(PRESETS))
+        dw = re.fullmatch(r"dw:(\d+),(\d+),(\d+),([12])", s)
+        if not (m or dw) or min(int((m or dw).group(i)) for i in (1, 2, 3)) < 1:
+            fail(f"bad shape '{s}': want M,N,K,act,driver (act 0 or 1, driver r or p), "
+                 "dw:C,H,W,S (S 1 or 2) or one of " + ", ".join(PRESETS))
     if args.rounds < 1 or args.threads < 1 or args.cold_mb < 0:
         fail("--rounds and --threads must be at least 1, --cold-mb at least 0")
 

@@ -1,8 +1,11 @@
-// The driver of bench/kernel_ab.py: two versions of kiln's GEMM drivers (variant.cc compiled as
-// kab_A and kab_B), timed in alternation on the same shapes in one process.
+// The driver of bench/kernel_ab.py: two versions of kiln's GEMM drivers and NHWC depthwise conv
+// (variant.cc compiled as kab_A and kab_B), timed in alternation on the same shapes in one
+// process.
 //
 //   kernel_ab ROUNDS THREADS COLD_MB SHAPE...    SHAPE: M,N,K,act,driver (act 0 | 1 = Clip(0, 6),
-//                                                driver r = A read in place, p = A packed)
+//                                                driver r = A read in place, p = A packed), or
+//                                                dw:C,H,W,S (depthwise 3x3, pad 1, stride S,
+//                                                bias, Clip(0, 6), on [1, H, W, C])
 //
 // Per shape and round: A's time, then B's (each a batch of about 1 ms of calls at 1 thread). Prints
 // per shape both medians and the median of the rounds' ratios B/A, and whether the two outputs are
@@ -30,6 +33,9 @@
   void release(void* h);                                                                         \
   double run(void* h, bool rowa, const float* a, float* c, const float* bias, int act, int reps, \
              int threads);                                                                       \
+  void* setup_dw(int64_t C, int64_t H, int64_t W, int64_t S, const float* w_oihw);               \
+  void release_dw(void* h);                                                                      \
+  double run_dw(void* h, const float* x, float* y, const float* bias, int reps, int threads);    \
   }
 KAB_DECLARE(kab_A)
 KAB_DECLARE(kab_B)
@@ -40,6 +46,11 @@ struct Shape {
   int64_t M, N, K;
   int act;
   bool rowa;
+};
+
+/// A depthwise conv's shape (dw:C,H,W,S).
+struct DwShape {
+  int64_t C, H, W, S;
 };
 
 /// With threads: both versions' workers on CPUs 1.. (they inherit the affinity of the thread
@@ -64,6 +75,39 @@ double median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
+/// Medians of A's and B's batch times and of the rounds' ratios B/A.
+struct Timing {
+  double a, b, ratio;
+};
+
+/// Rounds of A then B: run_a(reps) and run_b(reps) time reps calls of their version. Before
+/// each timed batch an untimed one of the same version: its code and pages, and with threads its
+/// pool, are then warm (an idle worker sleeps, and on a VM a sleeping vCPU can take milliseconds
+/// to wake; a job does not wait for a worker that has not joined, so one untimed call can end
+/// before the worker is up). With threads, a pause after each batch as well, long enough for
+/// that version's worker to stop spinning and sleep: two pools spinning on one vCPU share it by
+/// time slices.
+template <class RunA, class RunB>
+Timing alternate(int rounds, int threads, int reps, RunA run_a, RunB run_b) {
+  const int warm = threads > 1 ? reps : 1;
+  auto settle = [&] {
+    if (threads > 1) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  };
+  std::vector<double> ta, tb, ratio;
+  for (int r = 0; r < rounds; ++r) {
+    run_a(warm);
+    const double x = run_a(reps);
+    settle();
+    run_b(warm);
+    const double y = run_b(reps);
+    settle();
+    ta.push_back(x);
+    tb.push_back(y);
+    ratio.push_back(y / x);
+  }
+  return Timing{median(ta), median(tb), median(ratio)};
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -81,7 +125,48 @@ int main(int argc, char** argv) {
   bool all_same = true;
   std::printf("%-22s %10s %8s %10s %8s %7s\n", "M x N x K (act, A)", "A us", "GFLOP/s", "B us",
               "GFLOP/s", "B/A");
+  auto report = [&](const std::string& name, double flops, const Timing& t, bool same) {
+    all_same = all_same && same;
+    total_a += t.a;
+    total_b += t.b;
+    std::printf("%-22s %10.1f %8.1f %10.1f %8.1f %7.3f%s\n", name.c_str(), t.a * 1e6,
+                flops / t.a * 1e-9, t.b * 1e6, flops / t.b * 1e-9, t.ratio,
+                same ? "" : "  outputs differ");
+  };
+  auto randoms = [&](int64_t n) {
+    std::vector<float> v(static_cast<size_t>(n));
+    for (float& x : v) x = dist(rng);
+    return v;
+  };
   for (int i = 4; i < argc; ++i) {
+    DwShape dw{};
+    if (std::strncmp(argv[i], "dw:", 3) == 0) {
+      if (std::sscanf(argv[i] + 3, "%" SCNd64 ",%" SCNd64 ",%" SCNd64 ",%" SCNd64, &dw.C, &dw.H,
+                      &dw.W, &dw.S) != 4 ||
+          dw.C < 1 || dw.H < 1 || dw.W < 1 || dw.S < 1 || dw.S > 2) {
+        std::fprintf(stderr, "kernel_ab: bad shape '%s' (want dw:C,H,W,S with S 1 or 2)\n",
+                     argv[i]);
+        return 1;
+      }
+      const std::vector<float> x = randoms(dw.H * dw.W * dw.C), w = randoms(9 * dw.C),
+                               bias = randoms(dw.C);
+      const int64_t out = ((dw.H - 1) / dw.S + 1) * ((dw.W - 1) / dw.S + 1) * dw.C;
+      std::vector<float> ya(static_cast<size_t>(out)), yb(ya.size());
+      void* ha = kab_A::setup_dw(dw.C, dw.H, dw.W, dw.S, w.data());
+      void* hb = kab_B::setup_dw(dw.C, dw.H, dw.W, dw.S, w.data());
+      const double flops = 18.0 * double(out);
+      const int reps = std::max(2, int(5e7 / flops));  // about 1 ms a batch at 1 thread
+      const Timing t = alternate(
+          rounds, threads, reps,
+          [&](int n) { return kab_A::run_dw(ha, x.data(), ya.data(), bias.data(), n, threads); },
+          [&](int n) { return kab_B::run_dw(hb, x.data(), yb.data(), bias.data(), n, threads); });
+      kab_A::release_dw(ha);
+      kab_B::release_dw(hb);
+      report("dw " + std::to_string(dw.C) + "x" + std::to_string(dw.H) + "x" +
+                 std::to_string(dw.W) + " s" + std::to_string(dw.S),
+             flops, t, std::memcmp(ya.data(), yb.data(), ya.size() * sizeof(float)) == 0);
+      continue;
+    }
     Shape s{};
     char d = 'r';
     if (std::sscanf(argv[i], "%" SCNd64 ",%" SCNd64 ",%" SCNd64 ",%d,%c", &s.M, &s.N, &s.K, &s.act,
@@ -91,10 +176,7 @@ int main(int argc, char** argv) {
       return 1;
     }
     s.rowa = d == 'r';
-    std::vector<float> a(size_t(s.M * s.K)), b(size_t(s.K * s.N)), bias(size_t(s.N));
-    for (float& x : a) x = dist(rng);
-    for (float& x : b) x = dist(rng);
-    for (float& x : bias) x = dist(rng);
+    const std::vector<float> a = randoms(s.M * s.K), b = randoms(s.K * s.N), bias = randoms(s.N);
     std::vector<float> ca(size_t(s.M * s.N)), cb(ca.size());
     const int64_t wbytes = s.K * s.N * 4;
     const int copies = cold_mb > 0 ? int(std::max<int64_t>(2, (cold_mb << 20) / wbytes)) : 1;
@@ -102,42 +184,19 @@ int main(int argc, char** argv) {
     void* hb = kab_B::setup(s.M, s.N, s.K, b.data(), copies);
     const double flops = 2.0 * double(s.M) * double(s.N) * double(s.K);
     const int reps = std::max(2, int(2e8 / flops));  // about 1 ms a batch at 1 thread
-    // Before each timed batch an untimed one of the same version: its code and pages, and with
-    // threads its pool, are then warm (an idle worker sleeps, and on a VM a sleeping vCPU can
-    // take milliseconds to wake; a job does not wait for a worker that has not joined, so one
-    // untimed call can end before the worker is up).
-    const int warm = threads > 1 ? reps : 1;
-    // With threads, a pause after each batch as well, long enough for that version's worker to
-    // stop spinning and sleep: two pools spinning on one vCPU share it by time slices.
-    auto settle = [&] {
-      if (threads > 1) std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    };
-    std::vector<double> ta, tb, ratio;
-    for (int r = 0; r < rounds; ++r) {
-      kab_A::run(ha, s.rowa, a.data(), ca.data(), bias.data(), s.act, warm, threads);
-      const double x =
-          kab_A::run(ha, s.rowa, a.data(), ca.data(), bias.data(), s.act, reps, threads);
-      settle();
-      kab_B::run(hb, s.rowa, a.data(), cb.data(), bias.data(), s.act, warm, threads);
-      const double y =
-          kab_B::run(hb, s.rowa, a.data(), cb.data(), bias.data(), s.act, reps, threads);
-      settle();
-      ta.push_back(x);
-      tb.push_back(y);
-      ratio.push_back(y / x);
-    }
+    const Timing t = alternate(
+        rounds, threads, reps,
+        [&](int n) {
+          return kab_A::run(ha, s.rowa, a.data(), ca.data(), bias.data(), s.act, n, threads);
+        },
+        [&](int n) {
+          return kab_B::run(hb, s.rowa, a.data(), cb.data(), bias.data(), s.act, n, threads);
+        });
     kab_A::release(ha);
     kab_B::release(hb);
-    const bool same = std::memcmp(ca.data(), cb.data(), ca.size() * sizeof(float)) == 0;
-    all_same = all_same && same;
-    const double ma = median(ta), mb = median(tb);
-    total_a += ma;
-    total_b += mb;
-    const std::string name = std::to_string(s.M) + "x" + std::to_string(s.N) + "x" +
-                             std::to_string(s.K) + " (" + std::to_string(s.act) + ", " + d + ")";
-    std::printf("%-22s %10.1f %8.1f %10.1f %8.1f %7.3f%s\n", name.c_str(), ma * 1e6,
-                flops / ma * 1e-9, mb * 1e6, flops / mb * 1e-9, median(ratio),
-                same ? "" : "  outputs differ");
+    report(std::to_string(s.M) + "x" + std::to_string(s.N) + "x" + std::to_string(s.K) + " (" +
+               std::to_string(s.act) + ", " + d + ")",
+           flops, t, std::memcmp(ca.data(), cb.data(), ca.size() * sizeof(float)) == 0);
   }
   std::printf("total: A %.1f us, B %.1f us, B/A %.3f; outputs %s\n", total_a * 1e6, total_b * 1e6,
               total_b / total_a, all_same ? "bit-identical" : "DIFFER");

@@ -1,4 +1,5 @@
-// One version of kiln's GEMM drivers for bench/kernel_ab.py, compiled twice into one binary:
+// One version of kiln's GEMM drivers and NHWC depthwise conv for bench/kernel_ab.py, compiled
+// twice into one binary:
 // -DKAB_NS=kab_A -Dkiln_cpu=kiln_cpu_A -Dkiln_ref=kiln_ref_A against one copy of the kernel
 // headers, and the same with B against the other, so the two versions never share a symbol.
 // Each version packs its own weights (the packed layout may differ between versions).
@@ -6,6 +7,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "kiln_cpu/conv_nhwc.h"
 #include "kiln_cpu/gemm.h"
 #include "kiln_cpu/parallel.h"
 
@@ -75,6 +77,37 @@ double run(void* h, bool rowa, const float* a, float* c, const float* bias, int 
     else
       once(p, rowa, a, c, bias, kiln_ref::NoActivation{}, scratch.data(), threads);
   }
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / reps;
+}
+
+/// A depthwise 3x3 conv, pad 1, stride S, on NHWC data [1, H, W, C]: its packed filter.
+struct Depthwise {
+  kiln_cpu::Conv2dShape s{};
+  std::vector<float> w;
+};
+
+/// w_oihw: ONNX's [C, 1, 3, 3] filter.
+void* setup_dw(int64_t C, int64_t H, int64_t W, int64_t S, const float* w_oihw) {
+  auto* d = new Depthwise;
+  d->s = kiln_cpu::Conv2dShape{1, C, H, W, C, 3, 3, (H - 1) / S + 1, (W - 1) / S + 1,
+                               S, S, 1, 1, 1, 1, C};
+  d->w.resize(size_t(9 * C));
+  kiln_cpu::depthwise_nhwc_pack_weights(d->s, w_oihw, d->w.data());
+  return d;
+}
+
+void release_dw(void* h) {
+  delete static_cast<Depthwise*>(h);
+}
+
+/// Seconds per call of the depthwise conv (bias, Clip(0, 6)) over reps calls.
+double run_dw(void* h, const float* x, float* y, const float* bias, int reps, int threads) {
+  const Depthwise& d = *static_cast<Depthwise*>(h);
+  const auto e =
+      kiln_cpu::make_epilogue(kiln_ref::Clip<float>{0.0f, 6.0f}, nullptr, nullptr, nullptr, 0);
+  const auto t0 = std::chrono::steady_clock::now();
+  for (int i = 0; i < reps; ++i)
+    kiln_cpu::depthwise_conv2d_nhwc_f32(d.s, x, d.w.data(), bias, y, e, pool(threads));
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / reps;
 }
 

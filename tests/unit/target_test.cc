@@ -2,6 +2,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <fstream>
+#include <string>
 
 #include "kiln/target/target.h"
 
@@ -52,6 +54,35 @@ TEST(Target, CpuSignatureDecodesExtendedFamilyAndModel) {
   EXPECT_EQ(cpuSignatureOf(0x000C06F2u), "family 6 model 207 stepping 2");
   // Other families ignore the extended fields (a family 5 with junk in them).
   EXPECT_EQ(cpuSignatureOf(0x0FF70543u), "family 5 model 4 stepping 3");
+}
+
+TEST(Target, ParsesSysfsCacheSizes) {
+  EXPECT_EQ(parseCacheSize("32K"), 32 << 10);
+  EXPECT_EQ(parseCacheSize("32768K"), int64_t(32) << 20);
+  EXPECT_EQ(parseCacheSize("1M"), 1 << 20);
+  EXPECT_EQ(parseCacheSize("4096"), 4096);
+  EXPECT_EQ(parseCacheSize(""), 0);
+  EXPECT_EQ(parseCacheSize("K"), 0);
+  EXPECT_EQ(parseCacheSize("12Q"), 0);
+  EXPECT_EQ(parseCacheSize("99999999999999999999K"), 0);
+}
+
+TEST(Target, HostCachesAreSysfsFigures) {
+  // Where Linux describes CPU 0's L3, the host's L3 is that figure (sysconf's came from cpuid
+  // and was 10x the real one on the AMD virtual machines of session 47).
+  const std::string base = "/sys/devices/system/cpu/cpu0/cache/";
+  for (int i = 0; i < 8; ++i) {
+    std::ifstream level(base + "index" + std::to_string(i) + "/level");
+    std::string lv;
+    if (!(level >> lv)) break;
+    if (lv != "3") continue;
+    std::ifstream size(base + "index" + std::to_string(i) + "/size");
+    std::string sz;
+    size >> sz;
+    EXPECT_EQ(detectHost().l3, parseCacheSize(sz)) << sz;
+    return;
+  }
+  GTEST_SKIP() << "no L3 in sysfs here";
 }
 
 TEST(Target, TuningMachineNameSeparatesCpusBehindOneBrand) {

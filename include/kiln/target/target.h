@@ -69,6 +69,10 @@ std::string describe(const Target& t);
 /// nibble where the base family is 6 or 0xF. "family 25 model 17 stepping 1" for 0x00A10F11.
 std::string cpuSignatureOf(unsigned leaf1Eax);
 
+/// A cache size as Linux's sysfs writes it ("32768K", "1M", or bytes), in bytes; 0 for text
+/// that is not one.
+int64_t parseCacheSize(const std::string& text);
+
 /// What identifies this machine's CPU to the tuning cache (docs/tuning.md): the brand string,
 /// the cpuid signature and the per-core L2 size, which the kernels' plans depend on (the L3 a
 /// virtual machine reports is not the one its cores share, and no plan reads it).
