@@ -229,11 +229,9 @@ int64_t parseCacheSize(const std::string& text) {
   }
   if (i == 0) return 0;
   const std::string unit = text.substr(i);
-  if (unit.empty()) return n;
-  if (unit == "K") return n << 10;
-  if (unit == "M") return n << 20;
-  if (unit == "G") return n << 30;
-  return 0;
+  const int shift = unit.empty() ? 0 : unit == "K" ? 10 : unit == "M" ? 20 : unit == "G" ? 30 : -1;
+  if (shift < 0 || n > (int64_t(1) << (40 - shift))) return 0;  // not a size, or over 1 TiB
+  return n << shift;
 }
 
 std::string cpuSignatureOf(unsigned eax) {

@@ -65,6 +65,8 @@ TEST(Target, ParsesSysfsCacheSizes) {
   EXPECT_EQ(parseCacheSize("K"), 0);
   EXPECT_EQ(parseCacheSize("12Q"), 0);
   EXPECT_EQ(parseCacheSize("99999999999999999999K"), 0);
+  EXPECT_EQ(parseCacheSize("4000000G"), 0);  // over a terabyte
+  EXPECT_EQ(parseCacheSize("1024G"), int64_t(1) << 40);
 }
 
 TEST(Target, HostCachesAreSysfsFigures) {
