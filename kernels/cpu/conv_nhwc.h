@@ -3,7 +3,7 @@
 //  * depthwise_conv2d_nhwc_f32: group == C == M, one filter per channel, vectorized across
 //    channels. 3x3 filters with column dilation 1 and column stride 1 or 2 (MobileNet's) take
 //    the sliding-window path: per output row and channel vector the 9 weight vectors stay in
-//    registers, and each tile of kNhwcSlidePixels pixels loads every input column of its
+//    registers, and each tile of nhwc_slide_pixels() pixels loads every input column of its
 //    windows once per window row. Other shapes take the general path: tiles of kNhwcPixels
 //    pixels x kNhwcVectors channel vectors, each tap's weight vectors loaded once per tile and
 //    reused by every pixel. In both, pixels whose window columns all lie inside the input run
@@ -40,9 +40,16 @@ namespace kiln_cpu {
 constexpr int kNhwcVectors = V::kRegisters == 32 ? 4 : 2;
 constexpr int kNhwcPixels = 4;
 /// The same for the 3x3 sliding-window tiles (stride 1 or 2), which also hold the row's 9
-/// weight vectors in registers.
-constexpr int kNhwcSlideVectors = 1;
-constexpr int kNhwcSlidePixels = V::kRegisters == 32 ? 8 : 4;
+/// weight vectors per channel vector in registers: with 32 registers, two channel vectors of
+/// 4 pixels (8 accumulators, 18 weights), a lone last vector 8 pixels; with 16, one of 4.
+/// Two vectors per pass read a pixel's channels as one stream (32 channels: both lines of
+/// each pixel in one pass over the rows, not one line each in two): hot from L2, 112x112x32
+/// 133 -> 97 us, 56x56x144 146 -> 142, 7x7x960 20 -> 17 (session 48, Zen 4).
+constexpr int kNhwcSlideVectors = V::kRegisters == 32 ? 2 : 1;
+template <int NV>
+constexpr int nhwc_slide_pixels() {
+  return V::kRegisters == 32 ? (NV == 1 ? 8 : 4) : 4;
+}
 
 /// dst[(i * KW + j) * C + c] = w_oihw[(c * KH + i) * KW + j]: the tap-major filter the NHWC
 /// depthwise kernel reads; dst holds KH * KW * C floats.
@@ -267,11 +274,11 @@ KILN_CPU_NHWC_INLINE void dw_slide_edge(const DwRow& r, const Taps3x3<NV>& t, in
 
 /// One output row of the 3x3 path for NV channel vectors from c, the filter loaded once:
 /// border pixels through dw_slide_edge, the interior [owa, owb) in sliding tiles of
-/// kNhwcSlidePixels, then 4, 2, 1.
+/// nhwc_slide_pixels<NV>(), then 4, 2, 1.
 template <int NV, int SW, bool kTail, class Act>
 inline void dw_slide_row(const DwRow& r, int64_t OW, int64_t W, int64_t owa, int64_t owb, int64_t c,
                          int tail, const Epilogue<Act>& e) {
-  constexpr int L = V::kLanes, NP = kNhwcSlidePixels;
+  constexpr int L = V::kLanes, NP = nhwc_slide_pixels<NV>();
   Taps3x3<NV> t;
   KILN_CPU_UNROLL
   for (int i = 0; i < 3; ++i) {
