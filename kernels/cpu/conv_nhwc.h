@@ -43,8 +43,9 @@ constexpr int kNhwcPixels = 4;
 /// weight vectors per channel vector in registers: with 32 registers, two channel vectors of
 /// 4 pixels (8 accumulators, 18 weights), a lone last vector 8 pixels; with 16, one of 4.
 /// Two vectors per pass read a pixel's channels as one stream (32 channels: both lines of
-/// each pixel in one pass over the rows, not one line each in two): hot from L2, 112x112x32
-/// 133 -> 97 us, 56x56x144 146 -> 142, 7x7x960 20 -> 17 (session 48, Zen 4).
+/// each pixel in one pass over the rows, not one line each in two): hot, 112x112x32 131-133
+/// -> 97-128 us, 112x112x96 s2 189 -> 168; in MobileNetV2 features.1's 201 -> 160 (session
+/// 48, Zen 4; docs/targets.md).
 constexpr int kNhwcSlideVectors = V::kRegisters == 32 ? 2 : 1;
 template <int NV>
 constexpr int nhwc_slide_pixels() {
