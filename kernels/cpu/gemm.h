@@ -206,10 +206,15 @@ struct Ahead {
 /// RowA: A is row-major (element (r, k) at ap[r * lda + k]), read in place; else a packed
 /// strip (ap[k * kMR + r]).
 /// ldb: the step between B's rows in the panel (kNR when packed; a B read in place, wider).
-template <int R, int NV, bool RowA, class Act, bool kFull = false>
-inline void micro(int64_t kc, const float* ap, int64_t lda, const float* bp, int64_t ldb, float* c,
-                  int64_t ldc, int cols, bool accumulate, bool last, const Epilogue<Act>& e_in,
-                  int64_t m, int64_t n, Ahead ahead) {
+///
+/// Never inlined: its many instantiations (NV, kFull, kLda) inlined into micro_rows made GCC's
+/// inlining elsewhere collapse (tiles 1.9-2.7x slower in bench/kernel_ab.py, session 49).
+template <int R, int NV, bool RowA, class Act, bool kFull = false, int kLda = 0>
+__attribute__((noinline)) inline void micro(int64_t kc, const float* ap, int64_t lda,
+                                            const float* bp, int64_t ldb, float* c, int64_t ldc,
+                                            int cols, bool accumulate, bool last,
+                                            const Epilogue<Act>& e_in, int64_t m, int64_t n,
+                                            Ahead ahead) {
   // The row loops must unroll fully so the accumulators live in registers. NV = 1: the tile
   // has at most L columns, so the second vector of the panel (all zeros) is not multiplied.
   constexpr int L = V::kLanes;
@@ -227,6 +232,7 @@ inline void micro(int64_t kc, const float* ap, int64_t lda, const float* bp, int
     last = true;
     ahead = Ahead{};
   }
+  if constexpr (kLda > 0) lda = kLda;
   Epilogue<Act> e_full = e_in;
   if constexpr (kFull) e_full.row_bias = nullptr;
   const Epilogue<Act>& e = kFull ? e_full : e_in;
@@ -317,6 +323,20 @@ inline void micro(int64_t kc, const float* ap, int64_t lda, const float* bp, int
   for (int r = 0; r < R; ++r) store_row(acc0[r], acc1[r], c + r * ldc, cols, last, e);
 }
 
+/// micro's kFull tile of cols == L (NV = 1) or kNR (NV = 2) columns; kLda > 0: A's leading
+/// dimension as a constant (lda == kLda).
+template <int R, bool RowA, int kLda, class Act>
+inline void micro_full(int64_t kc, const float* ap, int64_t lda, const float* bp, int64_t ldb,
+                       float* c, int64_t ldc, int cols, const Epilogue<Act>& e, int64_t m,
+                       int64_t n) {
+  if (cols == V::kLanes)
+    micro<R, 1, RowA, Act, true, kLda>(kc, ap, lda, bp, ldb, c, ldc, cols, false, true, e, m, n,
+                                       {});
+  else
+    micro<R, 2, RowA, Act, true, kLda>(kc, ap, lda, bp, ldb, c, ldc, cols, false, true, e, m, n,
+                                       {});
+}
+
 template <int R, bool RowA, class Act>
 inline void micro_rows(int rows, int64_t kc, const float* ap, int64_t lda, const float* bp,
                        int64_t ldb, float* c, int64_t ldc, int cols, bool accumulate, bool last,
@@ -326,12 +346,18 @@ inline void micro_rows(int rows, int64_t kc, const float* ap, int64_t lda, const
       return micro_rows<R - 1, RowA>(rows, kc, ap, lda, bp, ldb, c, ldc, cols, accumulate, last, e,
                                      m, n, ahead);
   }
-  constexpr int L = V::kLanes;
-  if (!accumulate && last && !ahead.p && !e.row_bias && (cols == kNR || cols == L)) {
-    if (cols == L)
-      micro<R, 1, RowA, Act, true>(kc, ap, lda, bp, ldb, c, ldc, cols, false, true, e, m, n, {});
-    else
-      micro<R, 2, RowA, Act, true>(kc, ap, lda, bp, ldb, c, ldc, cols, false, true, e, m, n, {});
+  if (!accumulate && last && !ahead.p && !e.row_bias && (cols == kNR || cols == V::kLanes)) {
+    if constexpr (RowA && R == kMR) {
+      // A read in place with few columns (channels-last 1x1 convs of 16, 24 or 32 input
+      // channels): its rows' offsets r * lda become constants, so the tile needs one address
+      // register for A, not one per row (with 12 rows, some of those spilled to the stack).
+      // Session 49, Zen 4, bench/kernel_ab.py: 12544x16x32 0.93-0.95 of kFull's time,
+      // 12544x96x16 0.94-1.01, 3136x144x24 0.97-0.98; MobileNetV2 about 1% faster.
+      if (lda == 16) return micro_full<R, RowA, 16>(kc, ap, lda, bp, ldb, c, ldc, cols, e, m, n);
+      if (lda == 24) return micro_full<R, RowA, 24>(kc, ap, lda, bp, ldb, c, ldc, cols, e, m, n);
+      if (lda == 32) return micro_full<R, RowA, 32>(kc, ap, lda, bp, ldb, c, ldc, cols, e, m, n);
+    }
+    micro_full<R, RowA, 0>(kc, ap, lda, bp, ldb, c, ldc, cols, e, m, n);
   } else if (cols <= V::kLanes)
     micro<R, 1, RowA>(kc, ap, lda, bp, ldb, c, ldc, cols, accumulate, last, e, m, n, ahead);
   else if (kHalfTail && cols <= V::kLanes * 3 / 2)
