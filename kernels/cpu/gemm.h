@@ -218,13 +218,10 @@ __attribute__((noinline)) inline void micro(int64_t kc, const float* ap, int64_t
   // The row loops must unroll fully so the accumulators live in registers. NV = 1: the tile
   // has at most L columns, so the second vector of the panel (all zeros) is not multiplied.
   constexpr int L = V::kLanes;
-  // kFull: the common tile, as constants the compiler folds away (micro_rows checks them):
-  // whole vectors (cols == NV * L), one k block (no accumulate, last), nothing ahead, no row
-  // bias. Its tile has no branches on them and fewer live registers; the sums are the same.
-  // Small-K products gain most, where the tile's set-up and epilogue weigh most (session 49,
-  // Zen 4, bench/kernel_ab.py: 12544x16x32 0.88-0.95 of the time, 3136x144x24 0.92-0.96;
-  // K >= 64 level; MobileNetV2's features.1 projection 0.90 in the model, its fused expand +
-  // depthwise steps 0.95-0.97). Tiles of 24 columns (NV = 3) measured no gain.
+  // kFull: whole vectors (cols == NV * L), one k block, nothing ahead, no row bias, as
+  // constants (micro_rows checks them): no branches on them, fewer live registers, same sums.
+  // Small-K products gain most (session 49, docs/targets.md: 12544x16x32 0.88-0.95 of the
+  // time; K >= 64 level; NV = 3 no gain).
   if constexpr (kFull) {
     static_assert(NV != 3, "kFull tiles are whole vectors");
     cols = NV * L;
