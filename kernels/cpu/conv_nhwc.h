@@ -14,10 +14,13 @@
 // Per output the sum runs from 0 over the in-bounds taps in order (row i, then column j), then
 // adds bias, then residual, then applies the activation (in registers when ActInRegister has
 // it, else scalar over the stored values). Work is split over (image, output row, channel
-// chunk) units only, so results are bit-identical at any thread count; no scratch, no heap.
+// chunk) units only, so results are bit-identical at any thread count; no heap. The output may
+// also be written over the input, shifted below it (depthwise_nhwc_shift_floats; scratch for
+// row bands' first rows at more than one thread), with the same sums.
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 
 #include "conv.h"
 #include "gemm.h"
@@ -401,19 +404,124 @@ inline void dw_output_row(const Conv2dShape& s, const DwGeometry& g, const float
 
 }  // namespace nhwc_detail
 
+/// Floats below its input where the depthwise conv s writes its output over it
+/// (depthwise_conv2d_nhwc_f32 with y == x - shift): PH rows and PW pixels, so that each output
+/// pixel lands on the input pixel that the last window to read it (its own) has passed.
+constexpr int64_t depthwise_nhwc_shift_floats(const Conv2dShape& s) {
+  return (s.PH * s.W + s.PW) * s.C;
+}
+
+/// Whether s may be written over its input that way: one image, stride 1, dilation 1, the
+/// output the input's size.
+constexpr bool depthwise_nhwc_over_input_ok(const Conv2dShape& s) {
+  return s.N == 1 && s.SH == 1 && s.SW == 1 && s.DH == 1 && s.DW == 1 && s.OH == s.H &&
+         s.OW == s.W && s.PH >= 0 && s.PW >= 0 && s.PH < s.KH && s.PW < s.KW;
+}
+
+/// Channels per unit where the threads split the channels of a conv written over its input:
+/// the register tile's channels (the 3x3 sliding tiles' or the general tiles').
+constexpr int64_t depthwise_nhwc_over_input_unit(const Conv2dShape& s) {
+  const bool slide = s.KH == 3 && s.KW == 3 && s.DW == 1;
+  return int64_t(slide ? kNhwcSlideVectors : kNhwcVectors) * V::kLanes;
+}
+
+/// Row bands of a conv written over its input at `threads` threads: 1 at one thread or where
+/// every thread gets at least two channel units (the threads split the channels, all rows
+/// each), else one band per thread, at most one per output row.
+constexpr int64_t depthwise_nhwc_over_input_bands(const Conv2dShape& s, int threads) {
+  const int64_t unit = depthwise_nhwc_over_input_unit(s), units = (s.C + unit - 1) / unit;
+  if (threads <= 1 || units >= 2 * int64_t(threads)) return 1;
+  return threads < s.OH ? threads : s.OH;
+}
+
+/// Whether writing over the input pays at `threads`: always with one band; with row bands where
+/// a band's KH deferred rows (computed aside, then copied) are at most 1/8 of its rows.
+constexpr bool depthwise_nhwc_over_input_pays(const Conv2dShape& s, int threads) {
+  const int64_t bands = depthwise_nhwc_over_input_bands(s, threads);
+  return depthwise_nhwc_over_input_ok(s) && (bands == 1 || s.OH >= 8 * s.KH * bands);
+}
+
+/// Scratch floats for a conv written over its input: every band but the first computes its
+/// first KH output rows here (their windows still read the band before's rows) and copies them
+/// into place once all bands are done.
+constexpr int64_t depthwise_nhwc_scratch_floats(const Conv2dShape& s, int threads) {
+  return (depthwise_nhwc_over_input_bands(s, threads) - 1) * s.KH * s.OW * s.C;
+}
+
+namespace nhwc_detail {
+
+/// The conv written over its input (y == x - depthwise_nhwc_shift_floats(s)). Output (r, c) is
+/// stored over input (r - PH, c - PW), whose readers are the outputs (r - KH + 1 .. r, c - KW +
+/// 1 .. c): in row-major order none comes after (r, c), and a tile stores after all its loads.
+/// So each unit runs its rows in ascending order: a channel range over all rows, or a band of
+/// rows whose first KH (those that overwrite rows the band before reads) go to scratch and are
+/// copied into place after every band has run. Same sums as the out-of-place conv.
+template <class Act>
+inline void depthwise_over_input(const Conv2dShape& s, const DwGeometry& g, const float* x,
+                                 const float* w, const float* bias, float* y,
+                                 const Epilogue<Act>& e, float* scratch, int threads,
+                                 ThreadPool* pool) {
+  const int64_t row_out = s.OW * s.C;
+  const int64_t bands = depthwise_nhwc_over_input_bands(s, threads);
+  const int64_t cu = depthwise_nhwc_over_input_unit(s), units = (s.C + cu - 1) / cu;
+  if (bands == 1 && pool && pool->size() > 1 && units >= 2 * int64_t(threads)) {
+    parallel_for(pool, units, [&](int64_t unit, int) {
+      const int64_t c0 = unit * cu, c1 = c0 + cu < s.C ? c0 + cu : s.C;
+      for (int64_t oh = 0; oh < s.OH; ++oh)
+        dw_output_row(s, g, x, 0, oh, c0, c1, w, bias, nullptr, y + oh * row_out, e);
+    });
+    return;
+  }
+  if (bands == 1) {
+    for (int64_t oh = 0; oh < s.OH; ++oh)
+      dw_output_row(s, g, x, 0, oh, 0, s.C, w, bias, nullptr, y + oh * row_out, e);
+    return;
+  }
+  auto deferred = [&](int64_t band, int64_t* a, int64_t* d) {
+    *a = band * s.OH / bands;
+    const int64_t b = (band + 1) * s.OH / bands;
+    *d = band == 0 ? 0 : b - *a < s.KH ? b - *a : s.KH;
+  };
+  parallel_for(pool, bands, [&](int64_t band, int) {
+    int64_t a, d;
+    deferred(band, &a, &d);
+    const int64_t b = (band + 1) * s.OH / bands;
+    float* tmp = band > 0 ? scratch + (band - 1) * s.KH * row_out : nullptr;
+    for (int64_t oh = a; oh < b; ++oh)
+      dw_output_row(s, g, x, 0, oh, 0, s.C, w, bias, nullptr,
+                    oh < a + d ? tmp + (oh - a) * row_out : y + oh * row_out, e);
+  });
+  parallel_for(pool, bands - 1, [&](int64_t unit, int) {
+    int64_t a, d;
+    deferred(unit + 1, &a, &d);
+    std::memcpy(y + a * row_out, scratch + unit * s.KH * row_out,
+                size_t(d * row_out) * sizeof(float));
+  });
+}
+
+}  // namespace nhwc_detail
+
 /// Depthwise conv on NHWC data: x [N, H, W, C], y [N, OH, OW, C], group == C == M.
 /// w: the filter packed tap-major, w[(i * KW + j) * C + c] (depthwise_nhwc_pack_weights makes
 /// it from ONNX's [C, 1, KH, KW]). bias: [C] or null. e.residual: [N, OH, OW, C] or null
 /// (e.row_bias, e.col_bias and e.ld_residual are unused). Per output: acc = 0 + the in-bounds
 /// taps' w * x in tap order (i-major, then j), then + bias[c], + residual, then the activation.
 /// Split over (n, oh, channel chunk) units: bit-identical at any thread count. No scratch.
+/// y may also be x - depthwise_nhwc_shift_floats(s) where depthwise_nhwc_over_input_ok(s) and
+/// there is no residual: the output written over the input (the buffer holds the shift's
+/// floats before x), bit-identical to the conv out of place; then scratch holds
+/// depthwise_nhwc_scratch_floats(s, threads) and the pool runs at most `threads` threads.
 template <class Act>
 inline void depthwise_conv2d_nhwc_f32(const Conv2dShape& s, const float* x, const float* w,
                                       const float* bias, float* y, const Epilogue<Act>& e,
-                                      ThreadPool* pool) {
+                                      ThreadPool* pool, float* scratch = nullptr, int threads = 1) {
   constexpr int64_t kBlock = int64_t(kNhwcVectors) * V::kLanes;  // channels per register tile
   if (s.N <= 0 || s.C <= 0 || s.OH <= 0 || s.OW <= 0) return;
   const nhwc_detail::DwGeometry g = nhwc_detail::dw_geometry(s);
+  if (y + depthwise_nhwc_shift_floats(s) == x && depthwise_nhwc_over_input_ok(s) && !e.residual) {
+    nhwc_detail::depthwise_over_input(s, g, x, w, bias, y, e, scratch, threads, pool);
+    return;
+  }
   // Channel chunks of up to 4 tile blocks per unit, so small planes with many channels (7x7 x
   // 960) still give the pool enough units.
   const int64_t chunk = 4 * kBlock;

@@ -108,4 +108,23 @@ extern "C" size_t {P}_output_runtime_bytes(const {P}_context* ctx, int i) {{
       fmt::arg("P", p.prefix));
 }
 
+Status bindOutputRuntimeDims(const Graph& g, Program& p,
+                             const std::map<std::pair<const Value*, size_t>, int>& runtimeDims) {
+  for (size_t i = 0; i < g.outputs().size(); ++i) {
+    const Value* v = g.outputs()[i];
+    if (!v->shape().hasDataDependentDims()) continue;
+    std::vector<int>& slots = p.outputs[i].runtimeDimSlots;
+    for (size_t d = 0; d < v->shape().dims().size(); ++d) {
+      auto it = runtimeDims.find({v, d});
+      if (v->shape()[d].isBounded() && it == runtimeDims.end())
+        return makeError(
+            "output '{}' has a data-dependent size its op does not report — "
+            "file an issue",
+            commentSafe(v->name()));
+      slots.push_back(it == runtimeDims.end() ? -1 : it->second);
+    }
+  }
+  return Status();
+}
+
 }  // namespace kiln

@@ -2,7 +2,9 @@
 // that cannot take a run-time size, and the C API's run-time shapes (docs/dynamic-shapes.md).
 #pragma once
 
+#include <map>
 #include <string>
+#include <utility>
 
 #include "kiln/ir/graph.h"
 #include "program.h"
@@ -16,6 +18,11 @@ int64_t plannedBytes(const Value* v);
 /// Fails, naming the node, when an input of n has a data-dependent size and n's op cannot take
 /// one yet; or when an output of n has a data-dependent size with no compile-time bound.
 Status checkDataDependentSizes(const Node& n);
+
+/// Each graph output's data-dependent dims: the ctx->dyn slot its op's code assigns (from
+/// runtimeDims, (value, dim) -> slot), into p.outputs[i].runtimeDimSlots (-1: a static dim).
+Status bindOutputRuntimeDims(const Graph& g, Program& p,
+                             const std::map<std::pair<const Value*, size_t>, int>& runtimeDims);
 
 /// C++ for the generated model.cc: file-scope tables of the run-time shapes (after the
 /// signature tables).

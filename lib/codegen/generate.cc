@@ -102,8 +102,10 @@ class ProgramEmitter final : public EmitContext, public FlowHost {
     for (const auto& [v, step] : defStep_) widen(v, step, step);
     for (const auto& [v, step] : lastUse_)
       if (defStep_.count(v)) widen(v, defStep_.at(v), step);
+    std::vector<int64_t> room;  // per token: headroom before the value (outputShiftedOverInput)
     for (const auto& [id, v] : ordered) {
-      int64_t bytes = plannedBytes(v);
+      room.push_back(headroom_.count(v) ? headroom_.at(v) : 0);
+      int64_t bytes = plannedBytes(v) + room.back();
       auto [first, last] = range.count(v) ? range.at(v) : std::make_pair(int64_t(0), int64_t(0));
       requests.push_back({std::max<int64_t>(bytes, 1), first, std::max(first, last)});
       tokens.push_back("@V" + std::to_string(id) + "@");
@@ -151,7 +153,7 @@ class ProgramEmitter final : public EmitContext, public FlowHost {
       p_.bufferPools = plan.pool;
     }
     for (size_t i = 0; i < tokens.size(); ++i) {
-      offsets[tokens[i]] = std::to_string(p_.bufferOffsets[i]);
+      offsets[tokens[i]] = std::to_string(p_.bufferOffsets[i] + (i < room.size() ? room[i] : 0));
       int k = p_.bufferPools[i];
       offsets["@B" + tokens[i].substr(1)] = k == 0 ? "arena" : fmt::format("pool{}", k);
     }
@@ -218,6 +220,24 @@ class ProgramEmitter final : public EmitContext, public FlowHost {
       if (i != in && node_->input(i) && resolve(node_->input(i)).first == resolve(x).first)
         return output(out);
     return outputInPlace(out, {in});
+  }
+  std::string outputShiftedOverInput(size_t out, size_t in, int64_t shiftBytes) override {
+    Value* o = out < node_->numOutputs() ? node_->output(out) : nullptr;
+    Value* x = in < node_->numInputs() ? node_->input(in) : nullptr;
+    if (!shareMemory_ || !o || !x || shiftBytes < 0 || !ownsFreshBuffer(o) ||
+        x->dtype() != o->dtype())
+      return {};
+    auto [root, offset] = resolve(x);
+    if (offset != 0 || !isArenaValue(root) || headroom_.count(root) ||
+        plannedBytes(root) != plannedBytes(o) || lastReadOfBuffer(root) != step_)
+      return {};
+    for (size_t i = 0; i < node_->numInputs(); ++i)
+      if (i != in && node_->input(i) && resolve(node_->input(i)).first == root) return {};
+    alias_[o] = {x, -shiftBytes};
+    headroom_[root] = align64(shiftBytes);  // the input stays 64-byte aligned
+    ++p_.inPlaceCount;
+    ++p_.overShiftedInput;
+    return bufferOf(o, true);
   }
   std::string outputInPlace(size_t out, std::initializer_list<size_t> candidates) override {
     Value* o = node_->output(out);
@@ -305,20 +325,12 @@ class ProgramEmitter final : public EmitContext, public FlowHost {
     p_.calls.push_back(std::move(c));
   }
   std::string constArray(const std::vector<int64_t>& values) override {
-    std::string name = "c" + std::to_string(p_.constants.size());
-    p_.constants.push_back(
-        // maybe_unused: an emitter may declare an array its chosen kernel then does not read.
-        fmt::format("[[maybe_unused]] static const int64_t {}[] = {};", name,
-                    intListLiteral(values.empty() ? std::vector<int64_t>{0} : values)));
-    return name;
+    p_.constants.push_back(constArrayDecl("c" + std::to_string(p_.constants.size()), values));
+    return "c" + std::to_string(p_.constants.size() - 1);
   }
   std::string constFloatArray(const std::vector<float>& values) override {
-    std::string name = "c" + std::to_string(p_.constants.size());
-    std::string list = "{";
-    for (size_t i = 0; i < values.size(); ++i) list += (i ? ", " : "") + floatLiteral(values[i]);
-    if (values.empty()) list += "0.0f";
-    p_.constants.push_back(fmt::format("[[maybe_unused]] static const float {}[] = {}}};", name, list));
-    return name;
+    p_.constants.push_back(constArrayDecl("c" + std::to_string(p_.constants.size()), values));
+    return "c" + std::to_string(p_.constants.size() - 1);
   }
   std::string runtimeDim(size_t out, size_t dim) override {
     const Value* o = out < node_->numOutputs() ? node_->output(out) : nullptr;
@@ -328,23 +340,7 @@ class ProgramEmitter final : public EmitContext, public FlowHost {
     return fmt::format("ctx->dyn[{}]", it->second);
   }
   /// Each graph output's data-dependent dims get the slot its op's code assigns.
-  Status bindRuntimeDims() {
-    for (size_t i = 0; i < g_.outputs().size(); ++i) {
-      const Value* v = g_.outputs()[i];
-      if (!v->shape().hasDataDependentDims()) continue;
-      std::vector<int>& slots = p_.outputs[i].runtimeDimSlots;
-      for (size_t d = 0; d < v->shape().dims().size(); ++d) {
-        auto it = runtimeDims_.find({v, d});
-        if (v->shape()[d].isBounded() && it == runtimeDims_.end())
-          return makeError(
-              "output '{}' has a data-dependent size its op does not report — "
-              "file an issue",
-              commentSafe(v->name()));
-        slots.push_back(it == runtimeDims_.end() ? -1 : it->second);
-      }
-    }
-    return Status();
-  }
+  Status bindRuntimeDims() { return bindOutputRuntimeDims(g_, p_, runtimeDims_); }
   Error unsupported(const std::string& what) override {
     return makeError("{}: {} — remove or replace the op, or file an issue",
                      node_ ? node_->describe() : std::string("graph"), what);
@@ -469,6 +465,7 @@ class ProgramEmitter final : public EmitContext, public FlowHost {
   std::unordered_map<const Value*, int64_t> defStep_, lastUse_, uses_;
   /// Values stored inside another value's buffer: value -> (holder, byte offset).
   std::unordered_map<const Value*, std::pair<const Value*, int64_t>> alias_;
+  std::unordered_map<const Value*, int64_t> headroom_;  // bytes planned before a value
   std::unordered_map<const Node*, ConcatPlan> concatCopies_;
   std::map<std::pair<const Value*, size_t>, int> runtimeDims_;  // data-dependent dim -> slot
   bool shareMemory_ = false;

@@ -66,6 +66,7 @@ std::string manifest(const Model& model, const Program& p, const CompileOptions&
                  {"buffers", p.buffers.size()},
                  {"views", p.viewCount},
                  {"in_place", p.inPlaceCount},
+                 {"over_shifted_input", p.overShiftedInput},
                  {"concat_inputs_in_place", p.concatPlacedInputs},
                  {"schedule_peak_before_bytes", p.peakBeforeSchedule},
                  {"schedule_peak_after_bytes", p.peakAfterSchedule}};

@@ -69,6 +69,7 @@ struct Program {
   int64_t peakAfterSchedule = 0;   ///< ... of the order chosen to lower it
   int64_t viewCount = 0;           ///< values that are views of another buffer (no copy)
   int64_t inPlaceCount = 0;        ///< values written over a dead input
+  int64_t overShiftedInput = 0;    ///< of those, shifted below it (depthwise convs)
   int64_t concatPlacedInputs = 0;  ///< Concat inputs written straight into the output
   /// Memories: pool 0 is the arena; --memory-pool gives more. Sizes are what the plan uses.
   std::vector<std::string> poolNames;

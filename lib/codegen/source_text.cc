@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include "kiln/ops/emit.h"
+
 namespace kiln {
 
 std::string commentSafe(std::string_view s) {
@@ -43,6 +45,18 @@ std::string identifierFrom(std::string_view s) {
   }
   if (out.empty() || (out[0] >= '0' && out[0] <= '9')) out = "m_" + out;
   return out;
+}
+
+std::string constArrayDecl(const std::string& name, const std::vector<int64_t>& values) {
+  return fmt::format("[[maybe_unused]] static const int64_t {}[] = {};", name,
+                     intListLiteral(values.empty() ? std::vector<int64_t>{0} : values));
+}
+
+std::string constArrayDecl(const std::string& name, const std::vector<float>& values) {
+  std::string list = "{";
+  for (size_t i = 0; i < values.size(); ++i) list += (i ? ", " : "") + floatLiteral(values[i]);
+  if (values.empty()) list += "0.0f";
+  return fmt::format("[[maybe_unused]] static const float {}[] = {}}};", name, list);
 }
 
 }  // namespace kiln

@@ -436,15 +436,6 @@ Expected<bool> emitCpuConv(const Node& n, EmitContext& ctx, bool fused) {
 
 namespace {
 
-/// The depthwise filter [C, 1, KH, KW] tap-major ([KH * KW, C]):
-/// kiln_cpu::depthwise_nhwc_pack_weights.
-std::string depthwiseNhwcWeights(EmitContext& ctx, const float* w, int64_t C, int64_t taps) {
-  std::vector<float> packed(size_t(taps * C));
-  for (int64_t c = 0; c < C; ++c)
-    for (int64_t t = 0; t < taps; ++t) packed[size_t(t * C + c)] = w[c * taps + t];
-  return ctx.derivedWeight(Tensor::fromVector(DType::F32, {taps * C}, packed));
-}
-
 /// kiln_cpu::expand_dw_scratch_floats for s = [N, C, H, W, M, KH, KW, OH, OW, SH, SW, DH, DW,
 /// PH, PW, group] (the depthwise conv): one band of E rows per thread, a band's rows the most
 /// whose E fits 3/2 of the target's L2 share at 1 thread, the share at more (in floats), at
@@ -583,17 +574,10 @@ Expected<bool> emitCpuNhwcConv(const Node& n, EmitContext& ctx) {
     return true;
   }
   if (group != C || M != C || wd[1] != 1) return false;
-  std::string wp = depthwiseNhwcWeights(ctx, wsrc, C, wd[2] * wd[3]);
-  std::vector<int64_t> s = {x[0],         C,           x[1],         x[2],        M,
-                            wd[2],        wd[3],       y[1],         y[2],        w.strides[0],
-                            w.strides[1], w.dilations[0], w.dilations[1], w.pads[0], w.pads[1],
-                            group};
-  useCpuHeaders(ctx, "kiln_cpu/conv_nhwc.h");
-  ctx.call(cpuKernel(cpu_kernels::Kernel::depthwise_conv2d_nhwc_f32, ctx.target()),
-           fmt::format("kiln_cpu::depthwise_conv2d_nhwc_f32(kiln_cpu::Conv2dShape{{{}}}, {}, {}, "
-                       "{}, {}, kiln_cpu::make_epilogue({}, {}, {}, {}, 0), {});",
-                       fmt::join(s, ", "), ctx.input(0), wp, n.input(2) ? ctx.input(2) : nullFloat(),
-                       ctx.output(0), epiAct, nullFloat(), nullFloat(), residual, ctx.threadPool()));
+  emitNhwcDepthwise(n, ctx,
+                    {x[0], C, x[1], x[2], M, wd[2], wd[3], y[1], y[2], w.strides[0], w.strides[1],
+                     w.dilations[0], w.dilations[1], w.pads[0], w.pads[1], group},
+                    wsrc, epiAct, residual);
   return true;
 }
 

@@ -41,6 +41,13 @@ std::string nullFloat();
 std::string activationOf(const Node& n, bool fused);
 bool allF32(const Node& n);
 void useCpuHeaders(EmitContext& ctx, const char* header);
+/// The depthwise filter [C, 1, KH, KW] tap-major ([KH * KW, C]) as a derived weight:
+/// kiln_cpu::depthwise_nhwc_pack_weights.
+std::string depthwiseNhwcWeights(EmitContext& ctx, const float* w, int64_t C, int64_t taps);
+/// kiln.NhwcConv's depthwise conv, s = [N, C, H, W, M, KH, KW, OH, OW, SH, SW, DH, DW, PH, PW,
+/// group] (conv_nhwc_dw_emit.cc): act the epilogue's activation, residual its input or null.
+void emitNhwcDepthwise(const Node& n, EmitContext& ctx, const std::vector<int64_t>& s,
+                       const float* w, const std::string& act, const std::string& residual);
 /// The GEMM driver plans --tune measures (kiln_cpu::GemmPlan) as choice words.
 std::vector<std::string> gemmPlanChoices(int threads);
 /// `kiln_cpu::GemmPlan{split}` for a choice's words ("rows", "cols").

@@ -159,11 +159,39 @@ def cases(rng):
         {"x": x},
         {"y": (conv(a, numpy_helper.to_array(w2)) + a).mean(axis=(2, 3), keepdims=True)},
         {"in_place": lambda v: v == 0})
+    # A channels-last depthwise conv whose input dies at it writes its output over that input,
+    # shifted down by a row and a pixel (planned with that much room before it).
+    wa = numpy_helper.from_array(rng.standard_normal((16, 3, 3, 3)).astype(np.float32) * 0.3, "wa")
+    wd = numpy_helper.from_array(rng.standard_normal((16, 1, 3, 3)).astype(np.float32) * 0.3, "wd")
+    wp = numpy_helper.from_array(rng.standard_normal((8, 16, 1, 1)).astype(np.float32) * 0.3, "wp")
+    xi = rng.standard_normal((1, 3, 12, 12)).astype(np.float32)
+    b = relu(conv(xi, numpy_helper.to_array(wa), pad=1))
+    d = relu(depthwise(b, numpy_helper.to_array(wd), pad=1))
+    stem = [helper.make_node("Conv", ["x", "wa"], ["a"], pads=[1, 1, 1, 1]),
+            helper.make_node("Relu", ["a"], ["b"]),
+            helper.make_node("Conv", ["b", "wd"], ["c"], pads=[1, 1, 1, 1], group=16),
+            helper.make_node("Relu", ["c"], ["d"])]
+    c["depthwise_over_input"] = (
+        build(stem + [helper.make_node("Conv", ["d", "wp"], ["y"])],
+              [vi("x", [1, 3, 12, 12])], [vi("y", [1, 8, 12, 12])], [wa, wd, wp]),
+        {"x": xi}, {"y": conv(d, numpy_helper.to_array(wp))},
+        {"over_shifted_input": lambda v: v == 1})
+    # Its input read again after it: the conv's output needs a buffer of its own.
+    c["depthwise_input_read_after"] = (
+        build(stem + [helper.make_node("Mul", ["d", "b"], ["e"]),
+                      helper.make_node("Conv", ["e", "wp"], ["y"])],
+              [vi("x", [1, 3, 12, 12])], [vi("y", [1, 8, 12, 12])], [wa, wd, wp]),
+        {"x": xi}, {"y": conv(d * b, numpy_helper.to_array(wp))},
+        {"over_shifted_input": lambda v: v == 0})
     return c
 
 
 # Cases compiled with -O3's whole pass pipeline (the others run dce only).
-FULL_PIPELINE = {"conv_over_residual", "conv_residual_is_input"}
+FULL_PIPELINE = {"conv_over_residual", "conv_residual_is_input", "depthwise_over_input",
+                 "depthwise_input_read_after"}
+# At one thread, where a depthwise conv over its input needs no row bands (at more threads its
+# 12 rows would be too few to pay for them; tests/kernels covers the bands).
+ONE_THREAD = {"depthwise_over_input", "depthwise_input_read_after"}
 
 
 def conv(x, w, pad=0):
@@ -176,6 +204,11 @@ def conv(x, w, pad=0):
         for j in range(kw):
             y += np.einsum("nchw,mc->nmhw", xp[:, :, i:i + oh, j:j + ow], w[:, :, i, j])
     return y.astype(np.float32)
+
+
+def depthwise(x, w, pad=0):
+    """NCHW depthwise conv (group = channels), stride 1, symmetric pads, no bias."""
+    return np.concatenate([conv(x[:, k:k + 1], w[k:k + 1], pad) for k in range(x.shape[1])], 1)
 
 
 def main():
@@ -197,6 +230,7 @@ def main():
                 # the memory planner, so only dce runs (memory sharing follows -O), but for the
                 # FULL_PIPELINE cases (fused convs).
                 passes = [] if name in FULL_PIPELINE else ["--passes", "dce"]
+                passes += ["--threads", "1"] if name in ONE_THREAD else []
                 proc = subprocess.run([kiln, "compile", path, "-o", out, "-O", opt] + passes,
                                       capture_output=True, text=True)
                 if proc.returncode != 0:

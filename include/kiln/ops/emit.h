@@ -42,6 +42,18 @@ class EmitContext {
     (void)in;
     return output(out);
   }
+  /// `T*` expression for output `out` written over input `in` shifted down by `shiftBytes`:
+  /// the output starts that far before the input, whose buffer is planned with the room before
+  /// it (a depthwise conv whose output pixel lands on an input pixel every later window has
+  /// passed). Only where the input is a whole arena buffer of the output's size and dtype that
+  /// no later op and no other input of the node reads; otherwise empty, and the op writes a
+  /// buffer of its own (output(out)).
+  virtual std::string outputShiftedOverInput(size_t out, size_t in, int64_t shiftBytes) {
+    (void)out;
+    (void)in;
+    (void)shiftBytes;
+    return {};
+  }
   /// `unsigned char*` expression for a scratch buffer live only during this op (64-byte
   /// aligned, counted in the arena plan).
   virtual std::string scratch(int64_t bytes) = 0;
