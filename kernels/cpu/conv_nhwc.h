@@ -463,8 +463,9 @@ inline void depthwise_over_input(const Conv2dShape& s, const DwGeometry& g, cons
                                  ThreadPool* pool) {
   const int64_t row_out = s.OW * s.C;
   const int64_t bands = depthwise_nhwc_over_input_bands(s, threads);
-  const int64_t cu = depthwise_nhwc_over_input_unit(s), units = (s.C + cu - 1) / cu;
-  if (bands == 1 && pool && pool->size() > 1 && units >= 2 * int64_t(threads)) {
+  if (bands == 1 && pool && pool->size() > 1) {
+    // One band at more than one thread: the channel units (independent, in any order) split.
+    const int64_t cu = depthwise_nhwc_over_input_unit(s), units = (s.C + cu - 1) / cu;
     parallel_for(pool, units, [&](int64_t unit, int) {
       const int64_t c0 = unit * cu, c1 = c0 + cu < s.C ? c0 + cu : s.C;
       for (int64_t oh = 0; oh < s.OH; ++oh)
