@@ -8,11 +8,12 @@ Usage: /usr/bin/python3 bench/kernel_ab.py [--base REV] [--b-rev REV] [--rounds 
 A is kernels/cpu and kernels/ref at git revision --base (default HEAD), B the working tree's
 (or those at --b-rev).
 Both are compiled into one binary (their namespaces renamed kiln_cpu_A / kiln_cpu_B, kiln_ref_A /
-kiln_ref_B), with the flags of generated code for x86-64-v4 (-O3, or --opt's level;
--march=x86-64-v4 -ffp-contract=off). Each round times A, then B, on every shape. Printed per shape: both medians
-(us and GFLOP/s), the median of the rounds' ratios B/A, and whether the outputs are
-bit-identical. A shape is M,N,K,act,driver: act 0 (none) or 1 (Clip(0, 6)), both with a column
-bias; driver r (A read in place: gemm_f32_rowa_packed_b) or p (A packed: gemm_f32_packed_b).
+kiln_ref_B), with the flags of generated code for x86-64-v4 (-O3, or --opt's level; -march=x86-64-v4
+-ffp-contract=off). Each round times A and B on every shape, A first in even rounds and B first in
+odd ones. Printed per shape: both medians (us and GFLOP/s), the median of the rounds' ratios B/A,
+and whether the outputs are bit-identical. A shape is M,N,K,act,driver: act 0 (none) or 1
+(Clip(0, 6)), both with a column bias; driver r (A read in place: gemm_f32_rowa_packed_b) or p (A
+packed: gemm_f32_packed_b).
 A shape dw:C,H,W,S is depthwise_conv2d_nhwc_f32 on [1, H, W, C]: 3x3, pad 1, stride S (1 or 2),
 with bias and Clip(0, 6) (--cold-mb does not apply; preset mobilenetv2_dw has MobileNetV2's).
 

@@ -7,6 +7,12 @@
 // 11% for its stores. Prints cycles per iteration at the clock that the fma-only loop implies
 // (16 cycles); figures under "+N st" minus "none" are the stores' cost.
 //
+// Then a GEMM tile's shape (session 51): 24 accumulators, a first k step, K - 1 fma steps and 24
+// stores, the first step an fma into zeroed accumulators (as gemm.h's micro) or a vmulps. On the
+// Zen 4 of session 51 the stores cost a K = 16 tile 30-58 cycles after an fma first step and 0-10
+// after a vmulps one (the stores overlap the next tile's multiplies): 415-436 -> 386-392 cycles.
+// In gemm.h's micro the multiply gained nothing measurable (docs/targets.md, session 51).
+//
 // Not built by default: ninja -C build kiln_store_cost && build/bench/kiln_store_cost
 #include <algorithm>
 #include <chrono>
@@ -22,12 +28,12 @@ namespace {
 #define KSC_16(op)                                                                               \
   op(0) op(1) op(2) op(3) op(4) op(5) op(6) op(7) op(8) op(9) op(10) op(11) op(12) op(13) op(14) \
       op(15)
-#define KSC_MAC16                                                                           \
-  KSC_MAC(0, 16)                                                                            \
-  KSC_MAC(1, 17)                                                                            \
-  KSC_MAC(2, 18) KSC_MAC(3, 19) KSC_MAC(4, 20) KSC_MAC(5, 21) KSC_MAC(6, 22) KSC_MAC(7, 23) \
-      KSC_MAC(8, 16) KSC_MAC(9, 17) KSC_MAC(10, 18) KSC_MAC(11, 19) KSC_MAC(12, 20)         \
-          KSC_MAC(13, 21) KSC_MAC(14, 22) KSC_MAC(15, 23)
+// clang-format off
+#define KSC_MAC16                                                                                 \
+  KSC_MAC(0, 16) KSC_MAC(1, 17) KSC_MAC(2, 18) KSC_MAC(3, 19) KSC_MAC(4, 20) KSC_MAC(5, 21)       \
+  KSC_MAC(6, 22) KSC_MAC(7, 23) KSC_MAC(8, 16) KSC_MAC(9, 17) KSC_MAC(10, 18) KSC_MAC(11, 19)     \
+  KSC_MAC(12, 20) KSC_MAC(13, 21) KSC_MAC(14, 22) KSC_MAC(15, 23)
+// clang-format on
 #define KSC_ST(i, o) "vmovups %%zmm" #i ", " #o "(%0)\n"
 #define KSC_ST2 KSC_ST(24, 0) KSC_ST(25, 64)
 #define KSC_ST4 KSC_ST2 KSC_ST(26, 128) KSC_ST(27, 192)
@@ -83,6 +89,49 @@ void row(const char* name, float* buf, double cycle) {
               seconds<op, 8>(buf) / cycle);
 }
 
+#define KSC_R24(m)                                                                            \
+  m(0) m(1) m(2) m(3) m(4) m(5) m(6) m(7) m(8) m(9) m(10) m(11) m(12) m(13) m(14) m(15) m(16) \
+      m(17) m(18) m(19) m(20) m(21) m(22) m(23)
+#define KSC_ZFMA(i) "vxorps %%xmm" #i ", %%xmm" #i ", %%xmm" #i "\n" KSC_FMA(i)
+#define KSC_TST(i) "vmovups %%zmm" #i ", " #i "*64(%0)\n"
+#define KSC_CLOBBER24 KSC_CLOBBER, "xmm24", "xmm25", "xmm26", "xmm27", "xmm28", "xmm29"
+
+/// `n` tiles of 24 accumulators: a first step (zeroed fma, or vmulps), K - 1 fma steps, and 24
+/// stores when `store`.
+template <bool mul_first, int K, bool store>
+__attribute__((noinline)) void tiles(long n, float* buf) {
+  for (long i = 0; i < n; ++i) {
+    if constexpr (mul_first)
+      asm volatile(KSC_R24(KSC_MUL)::"r"(buf) : KSC_CLOBBER24);
+    else
+      asm volatile(KSC_R24(KSC_ZFMA)::"r"(buf) : KSC_CLOBBER24);
+    for (int k = 1; k < K; ++k) asm volatile(KSC_R24(KSC_FMA)::"r"(buf) : KSC_CLOBBER24);
+    if constexpr (store) asm volatile(KSC_R24(KSC_TST)::"r"(buf) : KSC_CLOBBER24);
+  }
+}
+
+/// Median seconds per tile over 7 timings.
+template <bool mul_first, int K, bool store>
+double tile_seconds(float* buf) {
+  constexpr long kTiles = 200'000;
+  double t[7];
+  tiles<mul_first, K, store>(kTiles / 10, buf);
+  for (double& s : t) {
+    const auto t0 = std::chrono::steady_clock::now();
+    tiles<mul_first, K, store>(kTiles, buf);
+    s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / kTiles;
+  }
+  std::sort(t, t + 7);
+  return t[3];
+}
+
+template <int K>
+void tile_row(float* buf, double cycle) {
+  std::printf("K = %2d (%4d fmas)     %6.1f %6.1f %6.1f %6.1f\n", K, 24 * K,
+              tile_seconds<false, K, false>(buf) / cycle, tile_seconds<false, K, true>(buf) / cycle,
+              tile_seconds<true, K, false>(buf) / cycle, tile_seconds<true, K, true>(buf) / cycle);
+}
+
 }  // namespace
 
 int main() {
@@ -95,5 +144,14 @@ int main() {
   row<kMul>("vmulps", buf, cycle);
   row<kAdd>("vaddps", buf, cycle);
   row<kMulAdd>("vmulps + vaddps", buf, cycle);
+  alignas(64) static float tile_buf[24 * 16];
+  std::printf(
+      "\ncycles per 24-accumulator tile: first step fma / vmulps, without and with stores\n");
+  std::printf("%-22s %6s %6s %6s %6s\n", "", "fma", "+24 st", "vmulps", "+24 st");
+  tile_row<4>(tile_buf, cycle);
+  tile_row<8>(tile_buf, cycle);
+  tile_row<16>(tile_buf, cycle);
+  tile_row<27>(tile_buf, cycle);
+  tile_row<32>(tile_buf, cycle);
   return 0;
 }

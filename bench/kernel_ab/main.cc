@@ -7,10 +7,11 @@
 //                                                dw:C,H,W,S (depthwise 3x3, pad 1, stride S,
 //                                                bias, Clip(0, 6), on [1, H, W, C])
 //
-// Per shape and round: A's time, then B's (each a batch of about 1 ms of calls at 1 thread). Prints
-// per shape both medians and the median of the rounds' ratios B/A, and whether the two outputs are
-// bit-identical. COLD_MB > 0: each version rotates over its own copies of the packed weights,
-// COLD_MB MB of them, so neither reads the copy the other just brought into cache.
+// Per shape and round: A's time and B's, A first in even rounds and B in odd ones (each a batch of
+// about 1 ms of calls at 1 thread). Prints per shape both medians and the median of the rounds'
+// ratios B/A, and whether the two outputs are bit-identical. COLD_MB > 0: each version rotates over
+// its own copies of the packed weights, COLD_MB MB of them, so neither reads the copy the other
+// just brought into cache.
 #include <sched.h>
 #include <unistd.h>
 
@@ -80,13 +81,13 @@ struct Timing {
   double a, b, ratio;
 };
 
-/// Rounds of A then B: run_a(reps) and run_b(reps) time reps calls of their version. Before
-/// each timed batch an untimed one of the same version: its code and pages, and with threads its
-/// pool, are then warm (an idle worker sleeps, and on a VM a sleeping vCPU can take milliseconds
-/// to wake; a job does not wait for a worker that has not joined, so one untimed call can end
-/// before the worker is up). With threads, a pause after each batch as well, long enough for
-/// that version's worker to stop spinning and sleep: two pools spinning on one vCPU share it by
-/// time slices.
+/// Rounds of A and B, each first in turn: run_a(reps) and run_b(reps) time reps calls of their
+/// version. Before each timed batch an untimed one of the same version: its code and pages, and
+/// with threads its pool, are then warm (an idle worker sleeps, and on a VM a sleeping vCPU can
+/// take milliseconds to wake; a job does not wait for a worker that has not joined, so one untimed
+/// call can end before the worker is up). With threads, a pause after each batch as well, long
+/// enough for that version's worker to stop spinning and sleep: two pools spinning on one vCPU
+/// share it by time slices.
 template <class RunA, class RunB>
 Timing alternate(int rounds, int threads, int reps, RunA run_a, RunB run_b) {
   const int warm = threads > 1 ? reps : 1;
@@ -94,13 +95,28 @@ Timing alternate(int rounds, int threads, int reps, RunA run_a, RunB run_b) {
     if (threads > 1) std::this_thread::sleep_for(std::chrono::milliseconds(5));
   };
   std::vector<double> ta, tb, ratio;
-  for (int r = 0; r < rounds; ++r) {
+  auto time_a = [&] {
     run_a(warm);
-    const double x = run_a(reps);
+    const double t = run_a(reps);
     settle();
+    return t;
+  };
+  auto time_b = [&] {
     run_b(warm);
-    const double y = run_b(reps);
+    const double t = run_b(reps);
     settle();
+    return t;
+  };
+  for (int r = 0; r < rounds; ++r) {
+    // Odd rounds run B first, so neither version always follows the other.
+    double x, y;
+    if (r % 2 == 0) {
+      x = time_a();
+      y = time_b();
+    } else {
+      y = time_b();
+      x = time_a();
+    }
     ta.push_back(x);
     tb.push_back(y);
     ratio.push_back(y / x);
