@@ -9,8 +9,8 @@
 //
 // Then a GEMM tile's shape (session 51): 24 accumulators, a first k step, K - 1 fma steps and 24
 // stores, the first step an fma into zeroed accumulators (as gemm.h's micro) or a vmulps. On the
-// Zen 4 of session 51 the stores cost a K = 16 tile 30-58 cycles after an fma first step and 0-10
-// after a vmulps one (the stores overlap the next tile's multiplies): 415-436 -> 386-392 cycles.
+// Zen 4 of session 51 the stores cost a K = 16 tile 30-55 cycles after an fma first step and 0-10
+// after a vmulps one (the stores overlap the next tile's multiplies): 412-436 -> 383-392 cycles.
 // In gemm.h's micro the multiply gained nothing measurable (docs/targets.md, session 51).
 //
 // Not built by default: ninja -C build kiln_store_cost && build/bench/kiln_store_cost
