@@ -6,7 +6,6 @@
 // more threads than the pool runs; nothing may be written past y or the scratch.
 #include <gtest/gtest.h>
 
-#include <cctype>
 #include <cstdint>
 #include <ostream>
 #include <string>
@@ -114,12 +113,7 @@ TEST_P(FusedCases, EluSigmoid) {  // both applied scalar over the stored values
 }
 
 INSTANTIATE_TEST_SUITE_P(CpuKernels, FusedCases, ::testing::ValuesIn(kFusedCases),
-                         [](const ::testing::TestParamInfo<FusedCase>& i) {
-                           std::string n = i.param.name;
-                           for (char& ch : n)
-                             if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
-                           return n;
-                         });
+                         kiln_cpu_test::CaseName{});
 
 }  // namespace
 

@@ -6,7 +6,6 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <cctype>
 #include <cstdint>
 #include <ostream>
 #include <string>
@@ -105,12 +104,7 @@ TEST_P(OverCases, EluBias) {  // applied scalar over the stored values
 }
 
 INSTANTIATE_TEST_SUITE_P(CpuKernels, OverCases, ::testing::ValuesIn(kOverCases),
-                         [](const ::testing::TestParamInfo<OverCase>& i) {
-                           std::string n = i.param.name;
-                           for (char& ch : n)
-                             if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
-                           return n;
-                         });
+                         kiln_cpu_test::CaseName{});
 
 // The shapes that may not be written over their input: strides, dilations, batches, outputs of
 // another size.

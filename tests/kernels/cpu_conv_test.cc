@@ -5,7 +5,6 @@
 // kernel bit-identical at 1, 2 and 3 threads.
 #include <gtest/gtest.h>
 
-#include <cctype>
 #include <cstdint>
 #include <ostream>
 #include <string>
@@ -329,12 +328,7 @@ TEST_P(ConvCases, MatchesReference) {
 }
 
 INSTANTIATE_TEST_SUITE_P(CpuKernels, ConvCases, ::testing::ValuesIn(kConvCases),
-                         [](const auto& info) {
-                           std::string n = info.param.name;
-                           for (char& ch : n)
-                             if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
-                           return n;
-                         });
+                         kiln_cpu_test::CaseName{});
 
 }  // namespace
 

@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -158,6 +159,18 @@ struct GemmCase {
   int64_t M, N, K;
   bool row_bias = false, col_bias = false, residual = false;
   int64_t pad = 0;  // extra columns in lda, ldb, ldc and ld_residual
+};
+
+/// INSTANTIATE_TEST_SUITE_P's name generator for cases with a `name`: every character that is
+/// not a letter or a digit becomes '_'.
+struct CaseName {
+  template <class Info>
+  std::string operator()(const Info& info) const {
+    std::string n = info.param.name;
+    for (char& ch : n)
+      if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+    return n;
+  }
 };
 
 inline std::string describe(const GemmCase& g) {
