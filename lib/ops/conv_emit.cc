@@ -105,16 +105,24 @@ int64_t winogradScratchFloats(const std::vector<int64_t>& s, const Tiles& t, int
 bool winogradIsa(const Target& t) { return t.isa == Isa::Avx512 || t.isa == Isa::Avx2; }
 
 /// The channels at which the cost model picks F(4x4, 3x3): at least 32 in and out (ResNet-50's
-/// layers; measured on AVX-512 and AVX2). On AVX2 also fewer, down to 8 each with at least 256
-/// products per pixel (in x out): a Zen 3 at 1 thread, the conv alone, Winograd against the direct
-/// conv: PP-OCRv4 det's 96 -> 24 head 1.84x at 160x160, 2.09x at 80x80, 1.74x at 20x20 (2.15x at
-/// 160x160 on 2 threads; `kiln compile --tune` on the model picked it at 40x40 and up); 24 -> 16
-/// 1.52x, 16 -> 16 1.37x, 64 -> 8 1.31x, 8 -> 64 1.44x at 80x80, 128 -> 8 1.20x at 40x40; below
-/// that little is left (16 -> 8 1.06x, 8 -> 8 1.07x on 2 threads). Not measured on AVX-512,
-/// which keeps the 32-channel rule.
+/// layers; measured on AVX-512 and AVX2), and fewer where the conv alone measured Winograd
+/// faster than the direct conv (`kiln compile --tune` on one-conv models, 3x3 pad 1, Relu):
+/// - AVX2 (session 29, a Zen 3 at 1 thread): at least 8 each with at least 256 products per
+///   pixel (in x out). PP-OCRv4 det's 96 -> 24 head 1.84x at 160x160, 2.09x at 80x80, 1.74x at
+///   20x20 (2.15x at 160x160 on 2 threads; `kiln compile --tune` on the model picked it at 40x40
+///   and up); 24 -> 16 1.52x, 16 -> 16 1.37x, 64 -> 8 1.31x, 8 -> 64 1.44x at 80x80, 128 -> 8
+///   1.20x at 40x40; below that little is left (16 -> 8 1.06x, 8 -> 8 1.07x on 2 threads).
+/// - AVX-512 (session 52, a Zen 4; 1 / 2 threads): at least 16 out, 8 in and 384 products. The
+///   96 -> 24 head 1.37 / 1.58x at 160x160, 1.67 / 1.62x at 80x80, 1.23 / 1.64x at 40x40,
+///   2.07 / 1.66x at 20x20 (in the model 1.64-1.76x, PP-OCRv4 det 1.2x faster at 1 thread);
+///   24 -> 16 2.03 / 1.39x and 8 -> 64 1.55 / 1.26x at 80x80, 16 -> 24 1.76 / 2.56x and 32 ->
+///   16 1.67 / 1.10x at 40x40. Left out: 16 -> 16 at 80x80 1.34 / 0.81x, 8 -> 16 at 160x160
+///   1.00 / 0.79x, and 8 outputs, whose GEMM fills half of a vector (128 -> 8 at 40x40 1.47 /
+///   0.86x, 64 -> 8 0.83 / 0.46x, 16 -> 8 0.69 / 0.81x, 8 -> 8 0.69 / 0.74x at 80x80).
 bool winogradChannels(const std::vector<int64_t>& s, const Target& t) {
   if (s[1] >= 32 && s[4] >= 32) return true;
-  return t.isa == Isa::Avx2 && std::min(s[1], s[4]) >= 8 && s[1] * s[4] >= 256;
+  if (t.isa == Isa::Avx2) return std::min(s[1], s[4]) >= 8 && s[1] * s[4] >= 256;
+  return t.isa == Isa::Avx512 && s[4] >= 16 && s[1] >= 8 && s[1] * s[4] >= 384;
 }
 
 /// The cost model's Winograd rule: on AVX-512, where kernels/cpu's bench measured F(4x4, 3x3)
