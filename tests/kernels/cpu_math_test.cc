@@ -269,7 +269,9 @@ void check_mean_middle_f32(const SweepCase& k) {
   }
 }
 
-/// transpose_2d of T: exact, batch x rows x cols, any thread count, a guard of T's past y.
+/// transpose_2d of T: exact, batch x rows x cols, any thread count, a guard of T's past y; y
+/// 64-byte aligned and one element past that (a transpose of 8 MiB or more streams its stores
+/// where y is aligned: kiln_cpu::transpose_detail::kStreamBytes).
 template <class T>
 void checkTranspose2d(int64_t batch, int64_t rows, int64_t cols) {
   const int64_t n = batch * rows * cols;
@@ -277,18 +279,27 @@ void checkTranspose2d(int64_t batch, int64_t rows, int64_t cols) {
   Rng rng{uint64_t(6 + batch * 100000 + rows * 1000 + cols)};
   for (T& v : x) v = T(rng.next());
   const T guard = T(0x5a5a5a5a5a5a5a5aull);
-  for (int threads : {1, 2, 3}) {
-    std::vector<T> got(size_t(n + kGuard), guard);
-    kiln_cpu::transpose_2d<T>(batch, rows, cols, x.data(), got.data(),
-                              threads == 1 ? nullptr : threadPool(threads));
-    for (int64_t i = n; i < n + kGuard; ++i) ASSERT_EQ(got[size_t(i)], guard) << "wrote past y";
-    for (int64_t b = 0; b < batch; ++b)
-      for (int64_t i = 0; i < rows; ++i)
-        for (int64_t j = 0; j < cols; ++j)
-          ASSERT_EQ(got[size_t((b * cols + j) * rows + i)], x[size_t((b * rows + i) * cols + j)])
-              << batch << "x" << rows << "x" << cols << " at " << b << "," << i << "," << j
-              << ", " << sizeof(T) << "-byte elements, " << threads << " threads";
-  }
+  constexpr int64_t kAlign = 64 / int64_t(sizeof(T));
+  for (int64_t offset : {int64_t(0), int64_t(1)})
+    for (int threads : {1, 2, 3}) {
+      std::vector<T> buf(size_t(n + kGuard + 2 * kAlign), guard);
+      const int64_t skip =
+          (kAlign - int64_t(reinterpret_cast<uintptr_t>(buf.data()) % 64) / int64_t(sizeof(T))) %
+              kAlign +
+          offset;
+      T* got = buf.data() + skip;
+      kiln_cpu::transpose_2d<T>(batch, rows, cols, x.data(), got,
+                                threads == 1 ? nullptr : threadPool(threads));
+      for (int64_t i = 0; i < skip; ++i) ASSERT_EQ(buf[size_t(i)], guard) << "wrote before y";
+      for (int64_t i = n; i < n + kGuard; ++i) ASSERT_EQ(got[i], guard) << "wrote past y";
+      for (int64_t b = 0; b < batch; ++b)
+        for (int64_t i = 0; i < rows; ++i)
+          for (int64_t j = 0; j < cols; ++j)
+            ASSERT_EQ(got[(b * cols + j) * rows + i], x[size_t((b * rows + i) * cols + j)])
+                << batch << "x" << rows << "x" << cols << " at " << b << "," << i << "," << j
+                << ", " << sizeof(T) << "-byte elements, " << threads << " threads, y " << offset
+                << " past 64-byte aligned";
+    }
 }
 
 /// transpose_2d as generated code calls it: elements of 1, 2, 4 or 8 bytes ("bytes").
