@@ -156,43 +156,8 @@ inline void finish_row(V::R v0, V::R v1, float* c, int cols, bool last, const Ep
   finish_row(v0, v1, c, cols, last, e, m, n, tile_cols(e, n, cols, last));
 }
 
-/// C[0:R, 0:cols] (+)= A[0:R, 0:kc] * B[0:kc, 0:cols] from a packed A strip (ap[k * kMR + r])
-/// and a B panel (bp[k * kNR + col]). accumulate: add to what C holds (a later k block);
-/// last: the final k block, apply the epilogue. (m, n): the tile's origin in the whole output.
-/// One k step of a tile: acc{0,1}[r] += a[r * as] * b[0:2L) for the R rows (NV = 1: b[0:L)
-/// only); as = 1 for a packed A strip, lda for a row-major A read in place. Inlined into the k
-/// loops, so the accumulators stay in registers.
-template <int R, int NV>
-__attribute__((always_inline)) inline void rank1(const float* ap, const float* bp, V::R* acc0,
-                                                 V::R* acc1, int64_t as = 1) {
-  const V::R b0 = V::load(bp);
-  if constexpr (NV == 2) {
-    const V::R b1 = V::load(bp + V::kLanes);
-    KILN_CPU_UNROLL
-    for (int r = 0; r < R; ++r) {
-      const V::R av = V::set1(ap[r * as]);
-      acc0[r] = V::fma(av, b0, acc0[r]);
-      acc1[r] = V::fma(av, b1, acc1[r]);
-    }
-  } else {
-    KILN_CPU_UNROLL
-    for (int r = 0; r < R; ++r) acc0[r] = V::fma(V::set1(ap[r * as]), b0, acc0[r]);
-  }
-}
-
-/// One k step of a micro tile (NV = 3: rank1_24).
-template <int R, int NV>
-__attribute__((always_inline)) inline void step(const float* ap, const float* bp, V::R* acc0,
-                                                V::R* acc1, HalfR* half, int64_t as) {
-#if defined(KILN_CPU_AVX512)
-  if constexpr (NV == 3) {
-    rank1_24<R>(ap, bp, acc0, half, as);
-    return;
-  }
-#endif
-  (void)half;
-  rank1<R, NV == 3 ? 2 : NV>(ap, bp, acc0, acc1, as);
-}
+/// How many k steps ahead micro asks for the row of a B read in place.
+constexpr int64_t kInPlaceAhead = 8;
 
 /// Memory a tile's k loop brings in for a later tile: `lines` 64-byte lines from `p` (none
 /// when p is null). Packed A: the next strip, into L1, a line per k step from the loop's start.
@@ -203,6 +168,9 @@ struct Ahead {
   bool spread = false;
 };
 
+/// C[0:R, 0:cols] (+)= A[0:R, 0:kc] * B[0:kc, 0:cols] from a packed A strip (ap[k * kMR + r])
+/// and a B panel (bp[k * kNR + col]). accumulate: add to what C holds (a later k block);
+/// last: the final k block, apply the epilogue. (m, n): the tile's origin in the whole output.
 /// RowA: A is row-major (element (r, k) at ap[r * lda + k]), read in place; else a packed
 /// strip (ap[k * kMR + r]).
 /// ldb: the step between B's rows in the panel (kNR when packed; a B read in place, wider).
@@ -264,6 +232,18 @@ __attribute__((noinline)) inline void micro(int64_t kc, const float* ap, int64_t
       }
     }
   }
+  // B read in place (ldb != kNR: a 1x1 conv's X, each k step's row a whole image after the
+  // last, on a new page, where no hardware prefetcher follows): each step asks for the row
+  // kInPlaceAhead steps on into L1. Session 53, an Intel Xeon (AVX-512, two FMA pipes), ResNet-50
+  // at 1 thread: its 1x1 convs of 256-1024 input channels 0.82-0.91 of the time, the model 0.973
+  // (`kiln bench --versus`, 30 rounds); 4 or 16 steps ahead were no better. (A Zen 4 was level.)
+  const bool in_place = ldb != kNR;
+  auto fetch_b = [in_place, ldb](const float* b) {
+    if (in_place) {
+      __builtin_prefetch(b + kInPlaceAhead * ldb, 0, 3);
+      if constexpr (NV >= 2) __builtin_prefetch(b + kInPlaceAhead * ldb + V::kLanes, 0, 3);
+    }
+  };
   int64_t k = 0;
   if (ahead.spread) {
     // Line i at step i * kc / lines: a block's first strip would otherwise wait on memory for
@@ -271,6 +251,7 @@ __attribute__((noinline)) inline void micro(int64_t kc, const float* ap, int64_t
     for (int64_t acc = 0, line = 0; k < kc; ++k) {
       for (acc += ahead.lines; acc >= kc && line < ahead.lines; acc -= kc, ++line)
         __builtin_prefetch(ahead.p + 16 * line, 0, 2);
+      fetch_b(bp);
       step<R, NV>(ap, bp, acc0, acc1, half, RowA ? lda : 1);
       ap += RowA ? 1 : kMR;
       bp += ldb;
@@ -278,11 +259,13 @@ __attribute__((noinline)) inline void micro(int64_t kc, const float* ap, int64_t
   }
   for (const int64_t k1 = ahead.spread ? 0 : ahead.lines < kc ? ahead.lines : kc; k < k1; ++k) {
     __builtin_prefetch(ahead.p + k * 16, 0, 3);
+    fetch_b(bp);
     step<R, NV>(ap, bp, acc0, acc1, half, RowA ? lda : 1);
     ap += RowA ? 1 : kMR;
     bp += ldb;
   }
   for (; k < kc; ++k) {
+    fetch_b(bp);
     step<R, NV>(ap, bp, acc0, acc1, half, RowA ? lda : 1);
     ap += RowA ? 1 : kMR;
     bp += ldb;

@@ -1,5 +1,5 @@
-// kiln optimized CPU kernels: the GEMM microkernel's k step for tiles of 17-24 columns on
-// AVX-512 (gemm.h's micro with NV = 3), in the form for the core: two rows to a 512-bit fma, or
+// kiln optimized CPU kernels: the GEMM microkernel's k step (gemm.h's micro), and for tiles of
+// 17-24 columns on AVX-512 (NV = 3) in the form for the core: two rows to a 512-bit fma, or
 // with KILN_CPU_YMM_TAIL (generated code on a Zen 4) a 256-bit fma per row.
 #pragma once
 
@@ -93,6 +93,41 @@ inline V::R half_widen(HalfR h, int) {
   return h;
 }
 #endif
+
+/// One k step of a tile: acc{0,1}[r] += a[r * as] * b[0:2L) for the R rows (NV = 1: b[0:L)
+/// only); as = 1 for a packed A strip, lda for a row-major A read in place. Inlined into the k
+/// loops, so the accumulators stay in registers.
+template <int R, int NV>
+__attribute__((always_inline)) inline void rank1(const float* ap, const float* bp, V::R* acc0,
+                                                 V::R* acc1, int64_t as = 1) {
+  const V::R b0 = V::load(bp);
+  if constexpr (NV == 2) {
+    const V::R b1 = V::load(bp + V::kLanes);
+    KILN_CPU_UNROLL
+    for (int r = 0; r < R; ++r) {
+      const V::R av = V::set1(ap[r * as]);
+      acc0[r] = V::fma(av, b0, acc0[r]);
+      acc1[r] = V::fma(av, b1, acc1[r]);
+    }
+  } else {
+    KILN_CPU_UNROLL
+    for (int r = 0; r < R; ++r) acc0[r] = V::fma(V::set1(ap[r * as]), b0, acc0[r]);
+  }
+}
+
+/// One k step of a micro tile (NV = 3: rank1_24).
+template <int R, int NV>
+__attribute__((always_inline)) inline void step(const float* ap, const float* bp, V::R* acc0,
+                                                V::R* acc1, HalfR* half, int64_t as) {
+#if defined(KILN_CPU_AVX512)
+  if constexpr (NV == 3) {
+    rank1_24<R>(ap, bp, acc0, half, as);
+    return;
+  }
+#endif
+  (void)half;
+  rank1<R, NV == 3 ? 2 : NV>(ap, bp, acc0, acc1, as);
+}
 
 }  // namespace gemm_detail
 }  // namespace kiln_cpu
