@@ -159,6 +159,15 @@ inline void finish_row(V::R v0, V::R v1, float* c, int cols, bool last, const Ep
 /// How many k steps ahead micro asks for the row of a B read in place.
 constexpr int64_t kInPlaceAhead = 8;
 
+/// micro's request for the row of a B read in place kInPlaceAhead k steps on. Always inlined:
+/// as a lambda, GCC 12 split its body into a function of prefetches only, found it free of
+/// side effects and deleted every call (session 53: no prefetch in the generated code).
+template <int NV>
+__attribute__((always_inline)) inline void fetch_in_place(const float* b, int64_t ldb) {
+  __builtin_prefetch(b + kInPlaceAhead * ldb, 0, 3);
+  if constexpr (NV >= 2) __builtin_prefetch(b + kInPlaceAhead * ldb + V::kLanes, 0, 3);
+}
+
 /// Memory a tile's k loop brings in for a later tile: `lines` 64-byte lines from `p` (none
 /// when p is null). Packed A: the next strip, into L1, a line per k step from the loop's start.
 /// spread: part of the next block of B (weights read in place), into L2, evenly over the loop.
@@ -238,12 +247,6 @@ __attribute__((noinline)) inline void micro(int64_t kc, const float* ap, int64_t
   // at 1 thread: its 1x1 convs of 256-1024 input channels 0.82-0.91 of the time, the model 0.973
   // (`kiln bench --versus`, 30 rounds); 4 or 16 steps ahead were no better. (A Zen 4 was level.)
   const bool in_place = ldb != kNR;
-  auto fetch_b = [in_place, ldb](const float* b) {
-    if (in_place) {
-      __builtin_prefetch(b + kInPlaceAhead * ldb, 0, 3);
-      if constexpr (NV >= 2) __builtin_prefetch(b + kInPlaceAhead * ldb + V::kLanes, 0, 3);
-    }
-  };
   int64_t k = 0;
   if (ahead.spread) {
     // Line i at step i * kc / lines: a block's first strip would otherwise wait on memory for
@@ -251,7 +254,7 @@ __attribute__((noinline)) inline void micro(int64_t kc, const float* ap, int64_t
     for (int64_t acc = 0, line = 0; k < kc; ++k) {
       for (acc += ahead.lines; acc >= kc && line < ahead.lines; acc -= kc, ++line)
         __builtin_prefetch(ahead.p + 16 * line, 0, 2);
-      fetch_b(bp);
+      if (in_place) fetch_in_place<NV>(bp, ldb);
       step<R, NV>(ap, bp, acc0, acc1, half, RowA ? lda : 1);
       ap += RowA ? 1 : kMR;
       bp += ldb;
@@ -259,13 +262,13 @@ __attribute__((noinline)) inline void micro(int64_t kc, const float* ap, int64_t
   }
   for (const int64_t k1 = ahead.spread ? 0 : ahead.lines < kc ? ahead.lines : kc; k < k1; ++k) {
     __builtin_prefetch(ahead.p + k * 16, 0, 3);
-    fetch_b(bp);
+    if (in_place) fetch_in_place<NV>(bp, ldb);
     step<R, NV>(ap, bp, acc0, acc1, half, RowA ? lda : 1);
     ap += RowA ? 1 : kMR;
     bp += ldb;
   }
   for (; k < kc; ++k) {
-    fetch_b(bp);
+    if (in_place) fetch_in_place<NV>(bp, ldb);
     step<R, NV>(ap, bp, acc0, acc1, half, RowA ? lda : 1);
     ap += RowA ? 1 : kMR;
     bp += ldb;
