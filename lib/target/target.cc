@@ -69,7 +69,7 @@ struct CpuidBits {
   bool avx512f = false, avx512bw = false, avx512vl = false, avx512dq = false, avx512cd = false;
   bool osZmm = false, vnni = false, amx = false, bf16 = false, fp16 = false;
   std::string brand, signature;
-  bool amd = false;
+  bool amd = false, intel = false;
   unsigned family = 0;
 };
 
@@ -83,6 +83,7 @@ CpuidBits readCpuid() {
     std::memcpy(vendor + 8, &c, 4);
   }
   b.amd = std::strcmp(vendor, "AuthenticAMD") == 0;
+  b.intel = std::strcmp(vendor, "GenuineIntel") == 0;
   if (!__get_cpuid(1, &a, &bx, &c, &d)) return b;
   b.signature = cpuSignatureOf(a);
   b.family = cpuFamilyOf(a);
@@ -183,6 +184,9 @@ Target detectHost() {
   t.cpuSignature = b.signature;
   // Zen 4 is the AMD family with AVX-512 that splits it (Zen 5, family 26, runs it whole).
   t.splitZmmFma = t.isa == Isa::Avx512 && b.amd && b.family == 25;
+  // AMX came with Sapphire Rapids, all of whose models have two 512-bit FMA units (some earlier
+  // Xeons have one; cpuid does not tell, so they are left out).
+  t.dualZmmFma = t.isa == Isa::Avx512 && b.intel && b.amx;
 #endif
   t.l1d = cacheBytes(1, _SC_LEVEL1_DCACHE_SIZE);
   t.l2 = cacheBytes(2, _SC_LEVEL2_CACHE_SIZE);
@@ -210,6 +214,7 @@ std::string describe(const Target& t) {
   if (t.fp16) s += ", FP16";
   if (t.amx) s += ", AMX";
   if (t.splitZmmFma) s += ", 512-bit FMAs in two halves";
+  if (t.dualZmmFma) s += ", two 512-bit FMA units";
   s += ")";
   if (t.l1d || t.l2 || t.l3)
     s += fmt::format("; L1d {} KiB, L2 {} KiB, L3 {} KiB", t.l1d / 1024, t.l2 / 1024,

@@ -236,7 +236,7 @@ CASES.append(("winograd_s2_conv", h.make_graph([
      const("sd", rng.standard_normal((36, 32, 1, 1)) * 0.1)]),
     {"sx": ws_x}, 17, ["kiln::FusedConv"], ["Relu", "Add"]))
 # F(4x4, 3x3) also takes 3x3 convs of fewer channels (PP-OCRv4 det's 96 -> 24 head,
-# conv_emit.cc's winogradChannels): on AVX2 at least 8 each and 256 in x out, on AVX-512 at least
+# conv_cost.h's winogradChannels): on AVX2 at least 8 each and 256 in x out, on AVX-512 at least
 # 16 out, 8 in and 384 in x out. 24 -> 16 with bias and Relu and 16 -> 40 (Winograd on both),
 # 40 -> 8 (the direct conv on AVX-512), on an image of 5 x 5 tiles with partial tiles on both
 # edges.

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "kiln/target/target.h"
+#include "ops/conv_cost.h"
 
 namespace kiln {
 namespace {
@@ -29,6 +30,7 @@ TEST(Target, NamedLevels) {
     EXPECT_EQ(t->compilerFlags()[0], c.flag);
     EXPECT_EQ(t->kernelIsa(), c.kernels);
     EXPECT_FALSE(t->splitZmmFma);  // only --target host measures the core
+    EXPECT_FALSE(t->dualZmmFma);
   }
 }
 
@@ -144,6 +146,11 @@ TEST(Target, HostIsANamedLevelThisCpuRuns) {
   const bool zen4 = h.isa == Isa::Avx512 && h.cpuSignature.rfind("AuthenticAMD family 25 ", 0) == 0;
   EXPECT_EQ(h.splitZmmFma, zen4) << h.cpuSignature;
   EXPECT_EQ(describe(h).find("512-bit FMAs in two halves") != std::string::npos, zen4);
+  // Two whole 512-bit FMA units: an Intel core with AMX (Sapphire Rapids and later).
+  const bool dual =
+      h.isa == Isa::Avx512 && h.amx && h.cpuSignature.rfind("GenuineIntel family ", 0) == 0;
+  EXPECT_EQ(h.dualZmmFma, dual) << h.cpuSignature;
+  EXPECT_EQ(describe(h).find("two 512-bit FMA units") != std::string::npos, dual);
   EXPECT_NE(describe(h).find(h.cpuSignature), std::string::npos);
   EXPECT_NE(tuningMachineName(h).find(h.cpuSignature), std::string::npos);
 #endif
@@ -161,6 +168,39 @@ TEST(Target, L2ShareIsHalfOfASmallL2) {
   EXPECT_EQ(t.l2Share(), 512 << 10);
   t.l2 = 64 << 10;  // never below 64 KiB
   EXPECT_EQ(t.l2Share(), 64 << 10);
+}
+
+// The cost model's Winograd picks (lib/ops/conv_cost.h) for ResNet-50's 3x3 convs, on an
+// AVX-512 target with and without two 512-bit FMA units (a 2 MiB L2).
+TEST(Target, WinogradOffSmallImagesWhereFmasOutrunMemory) {
+  using cpu_detail::winograd2ByDefault;
+  using cpu_detail::winogradByDefault;
+  Target t = *targetByName("x86-64-v4");
+  t.l2 = int64_t(2) << 20;
+  auto conv3x3 = [](int64_t c, int64_t side) {
+    return std::vector<int64_t>{1, c, side, side, c, 3, 3, side, side, 1, 1, 1, 1, 1, 1, 1};
+  };
+  const auto s56 = conv3x3(64, 56), s28 = conv3x3(128, 28), s14 = conv3x3(256, 14),
+             s7 = conv3x3(512, 7);
+  for (int threads : {1, 2}) {
+    for (const auto& s : {s56, s28, s14}) EXPECT_TRUE(winogradByDefault(s, t, threads));
+    EXPECT_FALSE(winogradByDefault(s7, t, threads));
+    EXPECT_TRUE(winograd2ByDefault(s7, t, threads));
+  }
+  t.dualZmmFma = true;
+  for (int threads : {1, 2}) {
+    EXPECT_TRUE(winogradByDefault(s56, t, threads));
+    EXPECT_TRUE(winogradByDefault(s28, t, threads));
+    // F(4x4)'s 16 tiles at 14x14 stream 9.4 MB of U: F(2x2) at 1 thread, F(4x4) at 2.
+    EXPECT_EQ(winogradByDefault(s14, t, threads), threads > 1);
+    EXPECT_EQ(winograd2ByDefault(s14, t, threads), threads == 1);
+    // F(2x2)'s 16 tiles at 7x7 stream 16.8 MB of U: neither (the pixel-rows conv).
+    EXPECT_FALSE(winogradByDefault(s7, t, threads));
+    EXPECT_FALSE(winograd2ByDefault(s7, t, threads));
+  }
+  // Small channel counts, whose U fits L2 (PP-OCRv4 det's 96 -> 24 head at 20x20), keep it.
+  const std::vector<int64_t> head = {1, 96, 20, 20, 24, 3, 3, 20, 20, 1, 1, 1, 1, 1, 1, 1};
+  EXPECT_TRUE(winogradByDefault(head, t, 1));
 }
 
 }  // namespace

@@ -35,6 +35,12 @@ struct Target {
   /// FMA per row for their last 8 columns (KILN_CPU_YMM_TAIL, kernels/cpu/gemm_half_tail.h), not
   /// one 512-bit FMA per two rows. Only `--target host` sets it; results are the same bits.
   bool splitZmmFma = false;
+  /// The host's cores run two whole 512-bit FMAs a cycle: an Intel core with AMX (Sapphire
+  /// Rapids and later, whose every model has two 512-bit FMA units), twice a Zen 4's FMA rate from
+  /// memory no faster. The cost model then keeps Winograd's transformed weights, 4x (F(4x4, 3x3))
+  /// or 16/9 (F(2x2, 3x3)) of the conv's, off its smallest images (lib/ops/conv_emit.cc). Only
+  /// `--target host` sets it; results are the same bits whichever conv runs.
+  bool dualZmmFma = false;
 
   /// Flags for the C++ compiler building the generated code.
   std::vector<std::string> compilerFlags() const;
