@@ -14,7 +14,9 @@ namespace kiln::cpu_detail {
 
 /// Whether the target's GEMM microkernels are SIMD ones (AVX-512 or AVX2), where Winograd's
 /// transforms pay for themselves: the portable build's are not measured.
-inline bool winogradIsa(const Target& t) { return t.isa == Isa::Avx512 || t.isa == Isa::Avx2; }
+inline bool winogradIsa(const Target& t) {
+  return t.isa == Isa::Avx512 || t.isa == Isa::Avx2;
+}
 
 /// The channels at which the cost model picks F(4x4, 3x3): at least 32 in and out (ResNet-50's
 /// layers; measured on AVX-512 and AVX2), and fewer where the conv alone measured Winograd
@@ -49,8 +51,9 @@ inline bool winogradChannels(const std::vector<int64_t>& s, const Target& t) {
 /// - 14x14, 256 channels, F(4x4) (U 9.4 MB): F(2x2) instead 0.96 at 1 thread, but 1.06-1.10 at
 ///   2, where two cores read U at twice one core's rate: F(4x4) is kept there (threads > 1).
 inline bool winogradStarved(const std::vector<int64_t>& s, const Target& t, int64_t tiles,
-                     int64_t products) {
-  return t.dualZmmFma && tiles < 32 && products * s[1] * s[4] * 4 > t.l2;
+                            int64_t products) {
+  const int64_t l2 = t.l2 > 0 ? t.l2 : int64_t(2) << 20;  // unknown: a Sapphire Rapids core's
+  return t.dualZmmFma && tiles < 32 && products * s[1] * s[4] * 4 > l2;
 }
 
 /// The cost model's Winograd rule: on AVX-512, where kernels/cpu's bench measured F(4x4, 3x3)

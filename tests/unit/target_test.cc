@@ -198,6 +198,9 @@ TEST(Target, WinogradOffSmallImagesWhereFmasOutrunMemory) {
     EXPECT_FALSE(winogradByDefault(s7, t, threads));
     EXPECT_FALSE(winograd2ByDefault(s7, t, threads));
   }
+  t.l2 = 0;  // unknown: taken as 2 MiB
+  EXPECT_FALSE(winogradByDefault(s14, t, 1));
+  EXPECT_TRUE(winograd2ByDefault(s14, t, 1));
   // Small channel counts, whose U fits L2 (PP-OCRv4 det's 96 -> 24 head at 20x20), keep it.
   const std::vector<int64_t> head = {1, 96, 20, 20, 24, 3, 3, 20, 20, 1, 1, 1, 1, 1, 1, 1};
   EXPECT_TRUE(winogradByDefault(head, t, 1));

@@ -36,10 +36,11 @@ struct Target {
   /// one 512-bit FMA per two rows. Only `--target host` sets it; results are the same bits.
   bool splitZmmFma = false;
   /// The host's cores run two whole 512-bit FMAs a cycle: an Intel core with AMX (Sapphire
-  /// Rapids and later, whose every model has two 512-bit FMA units), twice a Zen 4's FMA rate from
-  /// memory no faster. The cost model then keeps Winograd's transformed weights, 4x (F(4x4, 3x3))
-  /// or 16/9 (F(2x2, 3x3)) of the conv's, off its smallest images (lib/ops/conv_emit.cc). Only
-  /// `--target host` sets it; results are the same bits whichever conv runs.
+  /// Rapids and later, every model of which has two 512-bit FMA units). That is twice a Zen 4's
+  /// FMA rate, fed by memory no faster, so the cost model keeps Winograd, whose transformed
+  /// weights are 4x (F(4x4, 3x3)) or 16/9 (F(2x2, 3x3)) the conv's, off small images where those
+  /// exceed L2 (lib/ops/conv_cost.h). Only `--target host` sets it; each conv the cost model may
+  /// pick is tested against the reference.
   bool dualZmmFma = false;
 
   /// Flags for the C++ compiler building the generated code.
