@@ -12,6 +12,12 @@
 
 namespace kiln::cpu_detail {
 
+/// Output tiles of side tm (4: F(4x4, 3x3) and the stride-2 conv, 2: F(2x2, 3x3)) that cover
+/// the conv's output image.
+inline int64_t winogradTiles(const std::vector<int64_t>& s, int64_t tm) {
+  return ((s[7] + tm - 1) / tm) * ((s[8] + tm - 1) / tm);
+}
+
 /// Whether the target's GEMM microkernels are SIMD ones (AVX-512 or AVX2), where Winograd's
 /// transforms pay for themselves: the portable build's are not measured.
 inline bool winogradIsa(const Target& t) {
@@ -62,7 +68,7 @@ inline bool winogradStarved(const std::vector<int64_t>& s, const Target& t, int6
 /// and images of at least 16 output tiles (ResNet-50's 56², 28², 14² layers). Smaller images
 /// gain less (1.4x at 7x7) for 4x the weights; --tune may still pick it there.
 inline bool winogradByDefault(const std::vector<int64_t>& s, const Target& t, int threads) {
-  const int64_t tiles = ((s[7] + 3) / 4) * ((s[8] + 3) / 4);
+  const int64_t tiles = winogradTiles(s, 4);
   return winogradIsa(t) && winogradChannels(s, t) && tiles >= 16 &&
          (threads > 1 || !winogradStarved(s, t, tiles, 36));
 }
@@ -73,7 +79,7 @@ inline bool winogradByDefault(const std::vector<int64_t>& s, const Target& t, in
 /// at 2; on AVX2 4.9 against the im2col conv's 7.8 ms for the three layers), for 16/9 of the
 /// weights where F(4x4, 3x3) takes 4x and streams them from memory.
 inline bool winograd2ByDefault(const std::vector<int64_t>& s, const Target& t, int threads) {
-  const int64_t tiles = ((s[7] + 1) / 2) * ((s[8] + 1) / 2);
+  const int64_t tiles = winogradTiles(s, 2);
   return winogradIsa(t) && s[1] >= 32 && s[4] >= 32 && !winogradByDefault(s, t, threads) &&
          tiles >= 16 && !winogradStarved(s, t, tiles, 16);
 }
@@ -82,7 +88,7 @@ inline bool winograd2ByDefault(const std::vector<int64_t>& s, const Target& t, i
 /// against the direct conv's 144): F(4x4, 3x3)'s, on the output image (ResNet-50's 56 -> 28
 /// and 28 -> 14 layers; its 14 -> 7 one, 4 tiles, would stream 37.7 MB of weights).
 inline bool winogradS2ByDefault(const std::vector<int64_t>& s, const Target& t) {
-  return winogradIsa(t) && s[1] >= 32 && s[4] >= 32 && ((s[7] + 3) / 4) * ((s[8] + 3) / 4) >= 16;
+  return winogradIsa(t) && s[1] >= 32 && s[4] >= 32 && winogradTiles(s, 4) >= 16;
 }
 
 }  // namespace kiln::cpu_detail

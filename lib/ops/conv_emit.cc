@@ -87,7 +87,7 @@ int64_t winogradScratchFloats(const std::vector<int64_t>& s, const Tiles& t, int
   const int64_t C = s[1], M = s[4], lanes = t.nr / 2;
   const int64_t xi = s[9] == 2 ? 81 : (tm + 2) * (tm + 2);
   const int64_t chunk = kiln_cpu::winograd_chunk_width(M, t.nr);
-  const int64_t tiles = ((s[7] + tm - 1) / tm) * ((s[8] + tm - 1) / tm);
+  const int64_t tiles = winogradTiles(s, tm);
   const int64_t budget = int64_t(1) << (s[9] == 2 ? 19 : 18), perTile = xi * (C + chunk);
   const int64_t strips = std::clamp<int64_t>(budget / (perTile * t.mr), 1, 8);
   // The whole image as one block when it fits (block_tiles).
