@@ -24,14 +24,9 @@ bool overInputOk(const std::vector<int64_t>& s) {
          s[8] == s[3] && s[13] >= 0 && s[14] >= 0 && s[13] < s[5] && s[14] < s[6];
 }
 
-/// kiln_cpu::depthwise_nhwc_over_input_bands: one band at one thread or where each thread gets
-/// two channel units (the 3x3 sliding tiles' channels or the general tiles'), else a band per
-/// thread, at most one per row.
-int64_t overInputBands(const std::vector<int64_t>& s, int threads, const Tiles& t) {
-  const bool slide = s[5] == 3 && s[6] == 3 && s[12] == 1, wide = t.mr == 12;
-  const int64_t unit = (slide ? (wide ? 2 : 1) : (wide ? 4 : 2)) * (t.nr / 2);
-  const int64_t units = (s[1] + unit - 1) / unit;
-  return threads <= 1 || units >= 2 * int64_t(threads) ? 1 : std::min<int64_t>(threads, s[7]);
+/// kiln_cpu::depthwise_nhwc_over_input_bands: one per thread, at most one per output row.
+int64_t overInputBands(const std::vector<int64_t>& s, int threads) {
+  return threads <= 1 ? 1 : std::min<int64_t>(threads, s[7]);
 }
 
 }  // namespace
@@ -49,11 +44,14 @@ void emitNhwcDepthwise(const Node& n, EmitContext& ctx, const std::vector<int64_
   // line is one the conv has just read, not a line of memory it waits for (session 50).
   std::string y;
   const int64_t shift = (s[13] * s[3] + s[14]) * s[1];
-  // Row bands pay where a band's KH rows computed aside and copied are at most 1/8 of it
-  // (PP-OCRv4 det's 40x40 5x5 convs at 2 threads: 5 of 20 rows; kiln_cpu's
-  // depthwise_nhwc_over_input_pays).
-  const int64_t bands = overInputBands(s, ctx.threads(), tilesFor(ctx.target()));
-  if (residual == nullFloat() && overInputOk(s) && (bands == 1 || s[7] >= 8 * s[5] * bands))
+  // At more than one thread, row bands pay where a band's KH rows computed aside and copied
+  // are under 1/4 of it (kiln_cpu's depthwise_nhwc_over_input_pays). At 2 threads: MobileNetV2's
+  // 28x28 convs (3 of 14 rows) 34 -> 21 us against out of place; PP-OCRv4 det's 40x40 5x5
+  // ones (5 of 20) 1.1x slower than out of place. Else out of place: MobileNetV2's 14x14
+  // ones took ~16 us over the input with the channels split, 12-13 us out of place (session
+  // 55).
+  const int64_t bands = overInputBands(s, ctx.threads());
+  if (residual == nullFloat() && overInputOk(s) && (bands == 1 || s[7] > 4 * s[5] * bands))
     y = ctx.outputShiftedOverInput(0, 0, shift * int64_t(sizeof(float)));
   if (!y.empty()) {
     const int64_t floats = (bands - 1) * s[5] * s[8] * s[1];  // depthwise_nhwc_scratch_floats

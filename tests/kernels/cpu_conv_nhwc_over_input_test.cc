@@ -2,13 +2,15 @@
 // (y == x - depthwise_nhwc_shift_floats(s), the buffer holding that headroom before x): the
 // result must be bit-identical to the same conv out of place, at 1, 2 and 3 threads, with the
 // scratch sized for as many threads as the pool runs or more (row bands with deferred rows,
-// and the channel split), and nothing may be written outside the headroom, x or the scratch.
+// handed over between threads or copied at the end), or for one thread where the pool runs
+// more (the channel split), and nothing may be written outside the headroom, x or the scratch.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cstdint>
 #include <ostream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cpu_kernels_check.h"
@@ -28,13 +30,13 @@ struct OverCase {
 // clang-format off
 const OverCase kOverCases[] = {
   // name                  C    H    W  K
-  {"mbv2_f1_32x112",      32, 112, 112, 3},  // 2 threads: row bands
-  {"mbv2_576x14",        576,  14,  14, 3},  // 2 and 3 threads: the channel split
+  {"mbv2_f1_32x112",      32, 112, 112, 3},
+  {"mbv2_576x14",        576,  14,  14, 3},
   {"c144_28x28",         144,  28,  28, 3},
   {"c1_7x7",               1,   7,   7, 3},
   {"c17_9x5",             17,   9,   5, 3},
   {"c33_5x13",            33,   5,  13, 3},
-  {"c64_3x3",             64,   3,   3, 3},  // bands shorter than KH rows
+  {"c64_3x3",             64,   3,   3, 3},  // bands shorter than KH rows: copies at the end
   {"c40_13x11_5x5",       40,  13,  11, 5},
   {"c96_2x9",             96,   2,   9, 3},
   {"c20_1x1",             20,   1,   1, 3},
@@ -83,6 +85,7 @@ void checkOver(const OverCase& c, Act act, bool with_bias, uint64_t seed) {
     EXPECT_TRUE(identical(want, run(t, threadPool(t)))) << t << " threads";
     EXPECT_TRUE(identical(want, run(t + 2, threadPool(t)))) << t << " of " << t + 2 << " threads";
     EXPECT_TRUE(identical(want, run(t + 1, nullptr))) << "scratch for " << t + 1 << ", no pool";
+    EXPECT_TRUE(identical(want, run(1, threadPool(t)))) << "1 of " << t << " threads";
   }
 }
 
@@ -122,6 +125,31 @@ TEST(CpuKernels, DepthwiseNhwcOverInputShapes) {
   EXPECT_FALSE(with(&kiln_cpu::Conv2dShape::SH, 2, 3));  // a stride
   EXPECT_FALSE(with(&kiln_cpu::Conv2dShape::DW, 2, 5));  // a dilation
   EXPECT_FALSE(with(&kiln_cpu::Conv2dShape::PH, 0, 3));  // a smaller output
+}
+
+// Where the conv runs over its input at 2 threads: in row bands where a band has more than 4 KH
+// rows (MobileNetV2's 28x28 and 56x56 convs, PP-OCRv4 det's 80x80 ones), else out of place
+// (its 14x14 and 7x7 ones, PP-OCRv4 det's 40x40 and 20x20 5x5 ones); at one thread always.
+TEST(CpuKernels, DepthwiseNhwcOverInputPaysAtTwoThreads) {
+  auto shape = [](int64_t C, int64_t H, int64_t K) {
+    const int64_t P = (K - 1) / 2;
+    return kiln_cpu::Conv2dShape{1, C, H, H, C, K, K, H, H, 1, 1, 1, 1, P, P, C};
+  };
+  for (const auto& [s, pays] : {std::pair{shape(144, 56, 3), true},
+                                {shape(192, 28, 3), true},
+                                {shape(96, 80, 3), true},
+                                {shape(384, 14, 3), false},
+                                {shape(960, 7, 3), false},
+                                {shape(192, 40, 5), false},
+                                {shape(384, 20, 5), false}}) {
+    SCOPED_TRACE(testing::Message()
+                 << s.C << "x" << s.H << "x" << s.W << " " << s.KH << "x" << s.KW);
+    EXPECT_EQ(kiln_cpu::depthwise_nhwc_over_input_bands(s, 2), 2);
+    EXPECT_EQ(kiln_cpu::depthwise_nhwc_over_input_pays(s, 2), pays);
+    EXPECT_EQ(kiln_cpu::depthwise_nhwc_scratch_floats(s, 2), s.KH * s.W * s.C);
+    EXPECT_TRUE(kiln_cpu::depthwise_nhwc_over_input_pays(s, 1));
+    EXPECT_EQ(kiln_cpu::depthwise_nhwc_scratch_floats(s, 1), 0);
+  }
 }
 
 }  // namespace
