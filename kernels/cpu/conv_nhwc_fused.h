@@ -11,6 +11,15 @@
 // largest tensor of the block (MobileNetV2's 112x112x96: 4.8 MB) is neither written to nor
 // read back from memory. Neighbouring bands' windows share KH - SH rows of E, which both
 // compute. Units are (image, band) pairs: bit-identical at any thread count.
+//
+// And a depthwise conv fused into the 1x1 "projection" conv that alone reads its output
+// (MobileNetV2's blocks again, the other end):
+//   D = act1(depthwise(X, Wd) + bd)                 X [N, H, W, C], D [N, OH, OW, C]
+//   Y = act2(D * Wp^T + bp (+ residual))            Y [N, OH, OW, M]
+// Per band of output rows, D's rows go to a per-thread buffer (nhwc_detail::dw_output_row) and
+// the projection's GEMM reads them from there (gemm_f32_rowa_packed_b over the band's pixels).
+// Bands share no rows of D, so nothing is computed twice; D never goes to memory, and a thread
+// projects the rows it has just computed. Bit-identical to the two convs apart.
 #pragma once
 
 #include <cstdint>
@@ -119,6 +128,57 @@ inline void nhwc_expand_dw_f32(const Conv2dShape& s, int64_t Cin, const float* x
                                    e.residual ? e.residual + out : nullptr, y + out, e);
       }
     }
+  });
+}
+
+/// Bands of output rows per image of nhwc_dw_project_f32: bands of about the rows whose pixels
+/// fill 4 register strips of the projection (fewer would leave its tiles short), a multiple of
+/// the threads (at most the rows), so that each thread's bands are the rows the 1x1 conv before
+/// wrote (gemm_split_rowa: equal shares of the rows). Band b: rows [b OH / bands, (b + 1) OH /
+/// bands). (Bands of 4 rows at 14x14 and 2 threads, 8 rows against 6, ran 5-9% slower.)
+constexpr int64_t dw_project_bands(const Conv2dShape& s, int threads) {
+  const int64_t target = s.OW > 0 ? (4 * kMR + s.OW - 1) / s.OW : 1;
+  const int64_t t = threads < 1 ? 1 : threads < s.OH ? threads : s.OH;
+  const int64_t per_thread = (s.OH + t - 1) / t;  // rows
+  const int64_t bands = t * ((per_thread + target - 1) / target);
+  return bands < 1 ? 1 : bands > s.OH ? s.OH : bands;
+}
+
+/// Scratch floats of nhwc_dw_project_f32: one band of D per thread.
+constexpr int64_t dw_project_scratch_floats(const Conv2dShape& s, int threads) {
+  const int64_t bands = dw_project_bands(s, threads), rows = (s.OH + bands - 1) / bands;
+  return (rows * s.OW * s.C + 15) / 16 * 16 * (threads < 1 ? 1 : threads);
+}
+
+/// The fused pair. s: the depthwise conv (group == C == M); act1: its activation, bd its bias
+/// ([C] or null), wd its filter tap-major (depthwise_nhwc_pack_weights); M: Y's channels;
+/// wp_panels: Wp^T [C, M] packed by pack_b_panels; e: the projection's epilogue (col_bias [M] or
+/// null, residual [N, OH, OW, M] with ld_residual M, or null; act2), y: [N, OH, OW, M] (may be
+/// the residual itself, where the projection has one k block, as for gemm_f32_rowa_packed_b).
+/// scratch: dw_project_scratch_floats(s, threads), for at least the pool's thread count.
+template <class Act1, class Act2>
+inline void nhwc_dw_project_f32(const Conv2dShape& s, const float* x, const float* wd,
+                                const float* bd, Act1 act1, int64_t M, const float* wp_panels,
+                                float* y, const Epilogue<Act2>& e, float* scratch, int threads,
+                                ThreadPool* pool) {
+  if (s.N <= 0 || s.C <= 0 || s.OH <= 0 || s.OW <= 0 || M <= 0) return;
+  const int64_t bands = dw_project_bands(s, threads);
+  const int64_t per = dw_project_scratch_floats(s, threads) / (threads < 1 ? 1 : threads);
+  const nhwc_detail::DwGeometry g = nhwc_detail::dw_geometry(s);
+  const Epilogue<Act1> e1 = make_epilogue(act1, nullptr, nullptr, nullptr, 0);
+  const int64_t row_d = s.OW * s.C, plane = s.H * s.W * s.C;
+  parallel_for(pool, s.N * bands, [&](int64_t unit, int tid) {
+    const int64_t n = unit / bands, b = unit % bands;
+    const int64_t oh0 = b * s.OH / bands, oh1 = (b + 1) * s.OH / bands;
+    float* db = scratch + int64_t(tid) * per;
+    for (int64_t oh = oh0; oh < oh1; ++oh)
+      nhwc_detail::dw_output_row(s, g, x + n * plane, 0, oh, 0, s.C, wd, bd, nullptr,
+                                 db + (oh - oh0) * row_d, e1);
+    const int64_t p0 = (n * s.OH + oh0) * s.OW;
+    Epilogue<Act2> eb = e;
+    eb.residual = e.residual ? e.residual + p0 * e.ld_residual : nullptr;
+    gemm_f32_rowa_packed_b((oh1 - oh0) * s.OW, M, s.C, db, s.C, wp_panels, y + p0 * M, M, eb,
+                           nullptr);
   });
 }
 

@@ -29,6 +29,11 @@ int64_t estimateFlops(const Node& n) {
     if (x.size() != 4 || w1.size() != 4 || wd.size() != 4) return 0;
     return 2 * product(x, 0) * w1[0] + 2 * product(y, 0) * wd[2] * wd[3];
   }
+  if (op == "NhwcDwProject" && n.numInputs() > 3) {  // the depthwise conv, then the 1x1 one
+    auto wd = dims(n.input(1)), wp = dims(n.input(3));
+    if (y.size() != 4 || wd.size() != 4 || wp.size() != 4) return 0;
+    return 2 * product(y, 0) / y[3] * wp[1] * (wd[2] * wd[3] + y[3]);
+  }
   if ((op == "ConvTranspose" || op == "FusedConvTranspose") && n.numInputs() > 1) {
     auto x = dims(n.input(0)), w = dims(n.input(1));
     if (x.size() < 3 || w.size() < 3) return 0;

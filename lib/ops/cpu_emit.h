@@ -14,6 +14,8 @@ Expected<bool> emitCpuConv(const Node& n, EmitContext& ctx, bool fused);
 Expected<bool> emitCpuNhwcConv(const Node& n, EmitContext& ctx);
 /// kiln.NhwcExpandDw (f32, constant weights): kernels/cpu/conv_nhwc_fused.h.
 Expected<bool> emitCpuNhwcExpandDw(const Node& n, EmitContext& ctx);
+/// kiln.NhwcDwProject (f32, constant weights): kernels/cpu/conv_nhwc_fused.h.
+Expected<bool> emitCpuNhwcDwProject(const Node& n, EmitContext& ctx);
 /// Gemm and kiln.FusedGemm.
 Expected<bool> emitCpuGemm(const Node& n, EmitContext& ctx, bool fused);
 /// MatMul and kiln.FusedMatMul (bias input 2, residual input 3).

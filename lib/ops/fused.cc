@@ -3,6 +3,8 @@
 #include "kiln/ops/fused.h"
 
 #include <algorithm>
+#include <set>
+#include <string>
 
 #include "kiln/ops/registry.h"
 #include "shape_math.h"
@@ -111,15 +113,13 @@ struct NhwcConvOp {
   }
 };
 
-/// The 1x1 conv's activation in kiln.NhwcExpandDw: epilogueAttrs' names with kExpandPrefix.
-std::vector<AttrSpec> expandAttrs(std::vector<AttrSpec> base) {
-  for (AttrSpec a : {AttrSpec{"expand_activation", AttrKind::String},
-                     AttrSpec{"expand_activation_alpha", AttrKind::Float},
-                     AttrSpec{"expand_activation_beta", AttrKind::Float},
-                     AttrSpec{"expand_activation_min", AttrKind::Float},
-                     AttrSpec{"expand_activation_max", AttrKind::Float},
-                     AttrSpec{"expand_activation_approximate", AttrKind::String}})
-    base.push_back(a);
+/// epilogueAttrs' activation names with `prefix`: the activation of a fused node's other conv
+/// (kiln.NhwcExpandDw's 1x1 conv under kExpandPrefix, kiln.NhwcDwProject's depthwise conv under
+/// kDwPrefix). The names live as long as the process (AttrSpec holds a string_view).
+std::vector<AttrSpec> prefixedActivationAttrs(std::string_view prefix, std::vector<AttrSpec> base) {
+  static std::set<std::string, std::less<>> names;
+  for (const AttrSpec& a : epilogueAttrs({}))
+    base.push_back({*names.insert(std::string(prefix) + std::string(a.name)).first, a.kind});
   return base;
 }
 
@@ -130,7 +130,9 @@ std::vector<AttrSpec> expandAttrs(std::vector<AttrSpec> base) {
 struct NhwcExpandDwOp {
   static constexpr std::string_view kName = "NhwcExpandDw";
   static constexpr std::string_view kDomain = kKilnDomain;
-  static OpSchema schema() { return {5, 5, 1, 1, epilogueAttrs(windowAttrs(expandAttrs({})))}; }
+  static OpSchema schema() {
+    return {5, 5, 1, 1, epilogueAttrs(windowAttrs(prefixedActivationAttrs(kExpandPrefix, {})))};
+  }
   static Types inferTypes(const InferContext& ctx) {
     const TensorType& x = ctx.in(0);
     const TensorType& w1 = ctx.in(1);
@@ -147,6 +149,37 @@ struct NhwcExpandDwOp {
     InferContext inner(ctx.node(), {e, ctx.in(3), ctx.in(4)},
                        {nullptr, ctx.value(3), ctx.value(4)}, nullptr);
     return NhwcConvOp::inferTypes(inner);
+  }
+};
+
+// NhwcDwProject(X [N, H, W, C], Wd [C, 1, KH, KW], Bd [C], Wp [M, C, 1, 1], Bp [M],
+// R? [N, OH, OW, M]): a depthwise NhwcConv (the window attributes; its activation in the dw_*
+// attributes) whose output only feeds a 1x1 NhwcConv (the plain activation attributes, the
+// residual R), as one node: the fuse-nhwc-project pass's form of MobileNetV2's depthwise +
+// projection pair, which never stores the depthwise conv's output.
+struct NhwcDwProjectOp {
+  static constexpr std::string_view kName = "NhwcDwProject";
+  static constexpr std::string_view kDomain = kKilnDomain;
+  static OpSchema schema() {
+    return {5, 6, 1, 1, epilogueAttrs(windowAttrs(prefixedActivationAttrs(kDwPrefix, {})))};
+  }
+  static Types inferTypes(const InferContext& ctx) {
+    InferContext dw(ctx.node(), {ctx.in(0), ctx.in(1), ctx.in(2)},
+                    {nullptr, ctx.value(1), ctx.value(2)}, nullptr);
+    KILN_ASSIGN_OR_RETURN(auto d, NhwcConvOp::inferTypes(dw));
+    const TensorType& wp = ctx.in(3);
+    if (!wp.shape.isStatic() || wp.shape.rank() != 4)
+      return ctx.error("the 1x1 weights {} must be static and rank 4", toString(wp));
+    const std::vector<int64_t> w = wp.shape.staticDims();
+    const Shape& ds = d[0].shape;
+    if (w[2] != 1 || w[3] != 1 || !ds.rankKnown() || ds.rank() != 4 ||
+        (ds[3].isStatic() && ds[3].value != w[1]))
+      return ctx.error("the 1x1 weights {} do not fit the depthwise conv's output {}", toString(wp),
+                       toString(d[0]));
+    std::vector<TensorType> outs = {
+        TensorType{d[0].dtype, Shape(std::vector<Dim>{ds[0], ds[1], ds[2], Dim::known(w[0])})}};
+    KILN_RETURN_IF_ERROR(checkResidual(ctx, 5, outs[0]));
+    return outs;
   }
 };
 
@@ -280,6 +313,7 @@ void registerFusedOps(OpRegistry& r) {
   r.add<FusedMatMulOp>();
   r.add<NhwcConvOp>();
   r.add<NhwcExpandDwOp>();
+  r.add<NhwcDwProjectOp>();
   r.add<ElementwiseOp>();
 }
 

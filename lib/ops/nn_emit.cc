@@ -171,6 +171,14 @@ Status emitNhwcExpandDw(const Node& n, EmitContext& ctx) {
       "kernels (the fuse-nhwc-expand pass makes no others); compile without that pass");
 }
 
+Status emitNhwcDwProject(const Node& n, EmitContext& ctx) {
+  KILN_ASSIGN_OR_RETURN(bool done, emitCpuNhwcDwProject(n, ctx));
+  if (done) return Status();
+  return ctx.unsupported(
+      "kiln.NhwcDwProject takes f32 tensors with constant weights on a target with optimized "
+      "kernels (the fuse-nhwc-project pass makes no others); compile without that pass");
+}
+
 /// ConvTranspose: explicit pads, or (output_shape / SAME_*) begin pads from the total padding
 /// the inferred output dims imply, split as ONNX prescribes (the extra one at the end for
 /// SAME_UPPER, at the start otherwise).
@@ -556,6 +564,7 @@ void attachNnEmitters(OpRegistry& r) {
   r.setEmit(kKilnDomain, "FusedConv", emitFusedConv);
   r.setEmit(kKilnDomain, "NhwcConv", emitNhwcConv);
   r.setEmit(kKilnDomain, "NhwcExpandDw", emitNhwcExpandDw);
+  r.setEmit(kKilnDomain, "NhwcDwProject", emitNhwcDwProject);
   r.setEmit(kKilnDomain, "FusedConvTranspose", emitConvTranspose);
   r.setEmit(kKilnDomain, "FusedGemm", emitFusedGemm);
   r.setEmit(kKilnDomain, "FusedMatMul", emitFusedMatMul);

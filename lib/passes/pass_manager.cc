@@ -28,6 +28,7 @@ const PassEntry kPasses[] = {
     {"fuse-elementwise", makeFuseElementwisePass},
     {"layout", makeLayoutPass},
     {"fuse-nhwc-expand", makeFuseNhwcExpandPass},
+    {"fuse-nhwc-project", makeFuseNhwcProjectPass},
 };
 
 void printIR(std::ostream& os, const Graph& g, const std::string& when) {
@@ -61,7 +62,8 @@ std::vector<std::string> pipelineFor(int optLevel) {
       p.push_back(s);
   }
   if (optLevel >= 3)
-    for (const char* s : {"layout", "fuse-nhwc-expand", "canonicalize", "dce"}) p.push_back(s);
+    for (const char* s : {"layout", "fuse-nhwc-expand", "fuse-nhwc-project", "canonicalize", "dce"})
+      p.push_back(s);
   return p;
 }
 

@@ -19,6 +19,7 @@ std::unique_ptr<Pass> makeFuseElementwisePass();
 std::unique_ptr<Pass> makeFusePatternsPass();
 std::unique_ptr<Pass> makeLayoutPass();
 std::unique_ptr<Pass> makeFuseNhwcExpandPass();
+std::unique_ptr<Pass> makeFuseNhwcProjectPass();
 
 // ---- helpers for patterns ----
 

@@ -12,6 +12,9 @@ inline constexpr const char* kActivationAttr = "activation";
 /// kiln.NhwcExpandDw's 1x1 conv keeps its activation attributes under this prefix
 /// ("expand_activation", "expand_activation_min", ...).
 inline constexpr const char* kExpandPrefix = "expand_";
+/// kiln.NhwcDwProject's depthwise conv keeps its activation attributes under this prefix
+/// ("dw_activation", "dw_activation_min", ...); the plain ones are the projection's.
+inline constexpr const char* kDwPrefix = "dw_";
 
 }  // namespace kiln
 
