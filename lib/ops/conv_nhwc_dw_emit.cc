@@ -6,10 +6,9 @@
 #include <algorithm>
 
 #include "cpu_emit.h"
-#include "kiln/ops/fused.h"
-
 #include "cpu_emit_support.h"
 #include "emit_support.h"
+#include "kiln/ops/fused.h"
 
 namespace kiln::cpu_detail {
 
@@ -104,22 +103,11 @@ Expected<bool> emitCpuNhwcDwProject(const Node& n, EmitContext& ctx) {
   if (!w.valid() || n.attrInt("group", 1) != C || wdd[0] != C || wdd[1] != 1 || wpd[0] != M ||
       wpd[1] != C || wpd[2] != 1 || wpd[3] != 1)
     return false;
-  const std::vector<int64_t> s = {x[0],
-                                  C,
-                                  x[1],
-                                  x[2],
-                                  C,
-                                  wdd[2],
-                                  wdd[3],
-                                  y[1],
-                                  y[2],
-                                  w.strides[0],
-                                  w.strides[1],
-                                  w.dilations[0],
-                                  w.dilations[1],
-                                  w.pads[0],
-                                  w.pads[1],
-                                  C};
+  // clang-format off
+  const std::vector<int64_t> s = {x[0], C, x[1], x[2], C, wdd[2], wdd[3], y[1], y[2],
+                                  w.strides[0], w.strides[1], w.dilations[0], w.dilations[1],
+                                  w.pads[0], w.pads[1], C};
+  // clang-format on
   const std::string wdp = depthwiseNhwcWeights(ctx, wd->data<float>(), C, wdd[2] * wdd[3]);
   const Tiles tiles = tilesFor(target);
   std::vector<float> panels = packBPanels(wp->data<float>(), C, M, 1, C, tiles);

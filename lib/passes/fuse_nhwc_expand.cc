@@ -108,8 +108,10 @@ class FuseNhwcProjectPass final : public Pass {
     for (Node* pw : pws) {
       Value* d = pw->input(0);
       Node* dw = d->producer();
+      // (A projection whose residual is the depthwise conv's output too would lose it.)
       if (!dw || !depthwiseNoResidual(*dw) || soleUser(d) != pw ||
-          dw->attrInt("nchw_input", 0) != 0 || !isStatic(pw->output(0)))
+          dw->attrInt("nchw_input", 0) != 0 || !isStatic(d) || !isStatic(pw->output(0)) ||
+          (pw->numInputs() > 3 && pw->input(3) == d))
         continue;
       // Where the projection's weights are small next to the depthwise conv's output: each
       // thread reads all of them, where the unfused projection splits them by columns.
@@ -121,7 +123,8 @@ class FuseNhwcProjectPass final : public Pass {
       KILN_ASSIGN_OR_RETURN(Node * f, rw.create("NhwcDwProject", kKilnDomain, ins,
                                                 {pw->output(0)->type()}, pw->name(), {dw, pw}));
       for (const auto& [key, a] : dw->attributes())
-        f->setAttr(key.rfind(kActivationAttr, 0) == 0 ? kDwPrefix + key : key, a);
+        if (key != "nchw_input")
+          f->setAttr(key.rfind(kActivationAttr, 0) == 0 ? kDwPrefix + key : key, a);
       for (const auto& [key, a] : pw->attributes())
         if (key.rfind(kActivationAttr, 0) == 0) f->setAttr(key, a);
       f->output(0)->annotations() = pw->output(0)->annotations();
