@@ -168,7 +168,7 @@ KILN_BASELINE int create_context({P}_context** out, void* const* pools,
                                  const size_t* pool_bytes) {{
   if (!out) return KILN_ERR_NULL;
   *out = nullptr;
-  if (!cpu_supported()) return KILN_ERR_CPU;
+  if (!cpu_supported()) return KILN_ERR_CPU;{AMX}
   touch_code();
   size_t total = 0;
   for (int k = 0; k < kNumPools; ++k) {{
@@ -220,6 +220,12 @@ KILN_BASELINE int create_context({P}_context** out, void* arena, size_t arena_by
 
 )",
       fmt::arg("P", P), fmt::arg("RTINIT", runtimeShapeInit(p)),
+      fmt::arg(
+          "AMX",
+          usesAmx(p)
+              ? "\n  // The AMX kernels' tile data: Linux grants it on request (5.16 and later).\n"
+                "  if (!kiln_cpu::amx_request()) return KILN_ERR_CPU;"
+              : ""),
       fmt::arg("PROF", o.profile
                            ? "\n  uint64_t prof_start[kProfileSteps];  // --profile: the last run\n"
                              "  uint64_t prof_ns[kProfileSteps], prof_idle[kProfileSteps];"

@@ -1,6 +1,8 @@
 // The artifact's C API header (model.h) and its thread-pool and CPU-check code.
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "artifact_parts.h"
 #include "kiln/ops/emit.h"
 
@@ -109,6 +111,10 @@ const char* {P}_status_string(int status);
   return s;
 }
 
+bool usesAmx(const Program& p) {
+  return std::find(p.headers.begin(), p.headers.end(), "kiln_cpu/conv_amx.h") != p.headers.end();
+}
+
 std::string cpuCheckCode(const Program& p) {
   // Functions that run before the check is made are built for the x86-64 baseline, so a CPU
   // without the target's instruction sets gets KILN_ERR_CPU instead of SIGILL.
@@ -118,6 +124,8 @@ std::string cpuCheckCode(const Program& p) {
       "#else\n#define KILN_BASELINE\n#endif\n\n"
       "KILN_BASELINE bool cpu_supported() {\n";
   auto features = p.target.requiredCpuFeatures();
+  if (usesAmx(p))
+    for (const char* x : {"avx512bf16", "amx-tile", "amx-bf16"}) features.push_back(x);
   if (features.empty()) {
     s += "  return true;\n}\n";
     return s;

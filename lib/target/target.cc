@@ -67,7 +67,7 @@ unsigned cpuFamilyOf(unsigned eax) {
 struct CpuidBits {
   bool avx2 = false, fma = false, bmi1 = false, bmi2 = false, osYmm = false;
   bool avx512f = false, avx512bw = false, avx512vl = false, avx512dq = false, avx512cd = false;
-  bool osZmm = false, vnni = false, amx = false, bf16 = false, fp16 = false;
+  bool osZmm = false, vnni = false, amx = false, amxBf16 = false, bf16 = false, fp16 = false;
   std::string brand, signature;
   bool amd = false, intel = false;
   unsigned family = 0;
@@ -108,6 +108,7 @@ CpuidBits readCpuid() {
     b.vnni = c & (1u << 11);
     b.fp16 = d & (1u << 23);
     b.amx = d & (1u << 24);
+    b.amxBf16 = d & (1u << 22);
     if (__get_cpuid_count(7, 1, &a, &bx, &c, &d)) b.bf16 = a & (1u << 5);
   }
   unsigned maxExt = __get_cpuid_max(0x80000000u, nullptr);
@@ -187,6 +188,9 @@ Target detectHost() {
   // AMX came with Sapphire Rapids, all of whose models have two 512-bit FMA units (some earlier
   // Xeons have one; cpuid does not tell, so they are left out).
   t.dualZmmFma = t.isa == Isa::Avx512 && b.intel && b.amx;
+#if defined(__linux__)
+  t.amxBf16x3 = t.isa == Isa::Avx512 && b.amx && b.amxBf16;
+#endif
 #endif
   t.l1d = cacheBytes(1, _SC_LEVEL1_DCACHE_SIZE);
   t.l2 = cacheBytes(2, _SC_LEVEL2_CACHE_SIZE);
@@ -215,6 +219,7 @@ std::string describe(const Target& t) {
   if (t.amx) s += ", AMX";
   if (t.splitZmmFma) s += ", 512-bit FMAs in two halves";
   if (t.dualZmmFma) s += ", two 512-bit FMA units";
+  if (t.amxBf16x3) s += ", f32 1x1 convs as bf16x3 on AMX";
   s += ")";
   if (t.l1d || t.l2 || t.l3)
     s += fmt::format("; L1d {} KiB, L2 {} KiB, L3 {} KiB", t.l1d / 1024, t.l2 / 1024,

@@ -41,6 +41,9 @@ void CodegenArgs::addTo(CLI::App* cmd, bool withName) {
                   "--list-passes`");
   cmd->add_flag("--fast-math", fastMath,
                 "Allow rewrites that change results in the last bits (x/c -> x*(1/c))");
+  cmd->add_flag("--no-amx", noAmx,
+                "Keep f32 1x1 convs in f32 FMAs on a CPU with AMX (default there: three bf16 "
+                "products on AMX tiles, about 2^-16 relative error per product)");
   cmd->add_option("--memory-pool", memoryPools,
                   "Place buffers across memories: NAME:BYTES (K/M/G), repeatable, fastest first")
       ->take_all();
@@ -72,6 +75,7 @@ Expected<CompileOptions> CodegenArgs::toOptions(const std::string& modelPath,
   o.shapeFlags = shapeFlags;
   KILN_ASSIGN_OR_RETURN(o.passList, parsePassList(passes));
   o.passes.context.options.fastMath = fastMath;
+  o.noAmx = noAmx;
   o.profile = profile;
   o.maxLoopIterations = maxLoopIterations;
   if (!tuningCache.empty()) {
@@ -198,11 +202,11 @@ Expected<std::string> prepareArtifact(const ModelArgs& model, const CodegenArgs&
   // KILN_CXXFLAGS (extra flags for the generated C++: sanitizers, a level) builds other code.
   const char* extra_flags = std::getenv("KILN_CXXFLAGS");
   std::string key = fmt::format(
-      "{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}", sha256Hex(bytes), KILN_VERSION, self,
-      extra_flags ? extra_flags : "",
-      codegen.target, codegen.threads, codegen.profile, codegen.optLevel, codegen.name, codegen.weights, codegen.cxx,
-      fmt::join(args.shapes, ";"), fmt::join(codegen.memoryPools, ";"), codegen.passes,
-      codegen.fastMath, codegen.maxLoopIterations, fmt::join(codegen.maxDims, ";"));
+      "{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}", sha256Hex(bytes), KILN_VERSION, self,
+      extra_flags ? extra_flags : "", codegen.target, codegen.threads, codegen.profile,
+      codegen.optLevel, codegen.name, codegen.weights, codegen.cxx, fmt::join(args.shapes, ";"),
+      fmt::join(codegen.memoryPools, ";"), codegen.passes, codegen.fastMath,
+      codegen.maxLoopIterations, fmt::join(codegen.maxDims, ";"), codegen.noAmx);
   if (!codegen.tuningCache.empty()) {
     // The choices, not the file's name, decide the code.
     KILN_ASSIGN_OR_RETURN(TuningCache tc, readTuningCache(codegen.tuningCache, tuningCpuName()));
