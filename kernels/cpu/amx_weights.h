@@ -1,5 +1,5 @@
-// kiln optimized CPU kernels: the bf16 halves of f32 weights and their AMX tile layout
-// (conv_amx.h), independent of the instruction set: the compiler packs them at compile time.
+// kiln optimized CPU kernels: the three bf16 pieces of f32 weights and their AMX tile layout
+// (amx.h), independent of the instruction set: the compiler packs them at compile time.
 #pragma once
 
 #include <cstdint>
@@ -13,6 +13,12 @@ constexpr int64_t kTileBytes = 1024;  // 16 rows x 64 bytes
 constexpr int64_t kKChunk = 32;       // K per tile row (16 bf16 pairs)
 constexpr int64_t kMBlock = 32;       // two 16-row A tiles
 constexpr int64_t kNBlock = 32;       // two 16-column B tiles
+constexpr int64_t kPieces = 3;        // x = p1 + p2 + p3, each a bf16
+/// Halfwords of one tile, of one 16-wide half's pieces, and of a 32-wide block's K chunk: the
+/// tiles of a chunk are half 0's pieces 1-3, then half 1's.
+constexpr int64_t kTileWords = kTileBytes / 2;
+constexpr int64_t kHalfWords = kPieces * kTileWords;
+constexpr int64_t kChunkWords = 2 * kHalfWords;
 
 /// x as bf16 bits, rounded to nearest even (a NaN stays a NaN).
 inline uint16_t bf16_bits(float x) {
@@ -29,63 +35,117 @@ inline float bf16_value(uint16_t h) {
   return x;
 }
 
-/// The two bf16 halves of x, hi + lo ~ x (hi: x rounded; lo: the rest, rounded). An infinite
-/// or NaN x has lo zero.
-inline void split(float x, uint16_t* hi, uint16_t* lo) {
-  *hi = bf16_bits(x);
-  const float h = bf16_value(*hi);
-  *lo = (h - h == 0.0f) ? bf16_bits(x - h) : uint16_t(0);
+/// The three bf16 pieces of x: p[0] = x rounded, p[1] = the rest rounded, p[2] = what is left
+/// rounded; p[0] + p[1] + p[2] is x within 2^-27 of it (f32 itself keeps 2^-24). An infinite or
+/// NaN x has p[1] = p[2] = 0.
+inline void split(float x, uint16_t* p) {
+  p[0] = bf16_bits(x);
+  const float h = bf16_value(p[0]);
+  if (h - h != 0.0f) {
+    p[1] = p[2] = 0;
+    return;
+  }
+  const float r = x - h;
+  p[1] = bf16_bits(r);
+  p[2] = bf16_bits(r - bf16_value(p[1]));
+}
+
+/// x's pieces into the same place of the piece tiles at t (kTileWords apart).
+inline void put_pieces(float x, uint16_t* t) {
+  uint16_t p[kPieces];
+  split(x, p);
+  for (int64_t q = 0; q < kPieces; ++q) t[q * kTileWords] = p[q];
+}
+
+/// Calls f(block, chunk, half, t) for each 32-wide block's 32-deep chunks' 16-wide halves, t
+/// the half's first piece tile (the layout of amx_pack_weights and amx_pack_b).
+template <class F>
+inline void for_each_half(int64_t blocks, int64_t nk, uint16_t* dst, F f) {
+  for (int64_t b = 0; b < blocks; ++b)
+    for (int64_t kc = 0; kc < nk; ++kc)
+      for (int half = 0; half < 2; ++half)
+        f(b, kc, half, dst + (b * nk + kc) * kChunkWords + half * kHalfWords);
+}
+
+/// x again from its pieces (for the f32 sums of blocks holding an infinity or a NaN).
+inline float joined(const uint16_t* p0, int64_t step) {
+  return bf16_value(p0[0]) + bf16_value(p0[step]) + bf16_value(p0[2 * step]);
 }
 
 }  // namespace amx_detail
 
-/// Bytes of conv2d_amx_pack_weights' layout for W [M, K]: per 32-row block of W and 32-deep
-/// chunk of K, four 1 KiB A tiles.
+/// Bytes of amx_pack_weights' layout for W [M, K]: per 32-row block of W and 32-deep chunk of
+/// K, six 1 KiB A tiles.
 constexpr int64_t amx_packed_weight_bytes(int64_t M, int64_t K) {
   using namespace amx_detail;
-  return (M + kMBlock - 1) / kMBlock * ((K + kKChunk - 1) / kKChunk) * 4 * kTileBytes;
+  return (M + kMBlock - 1) / kMBlock * ((K + kKChunk - 1) / kKChunk) * kChunkWords * 2;
 }
 
-/// Packs W [M, K] (row-major) as A tiles of its bf16 halves: for each 32-row block, for each
-/// 32-deep chunk of K, rows 0-15's hi, rows 0-15's lo, rows 16-31's hi, rows 16-31's lo; a
-/// tile row is one row of W's 32 values of the chunk in k order. Zero past M and K.
+/// Packs W [M, K] (row-major) as A tiles of its bf16 pieces: for each 32-row block, for each
+/// 32-deep chunk of K, rows 0-15's pieces 1, 2, 3, then rows 16-31's; a tile row is one row of
+/// W's 32 values of the chunk in k order. Zero past M and K.
 inline void amx_pack_weights(const float* w, int64_t M, int64_t K, uint16_t* dst) {
   using namespace amx_detail;
-  const int64_t nk = (K + kKChunk - 1) / kKChunk, mbs = (M + kMBlock - 1) / kMBlock;
-  for (int64_t mb = 0; mb < mbs; ++mb)
-    for (int64_t kc = 0; kc < nk; ++kc) {
-      uint16_t* t = dst + (mb * nk + kc) * 4 * (kTileBytes / 2);
-      for (int half = 0; half < 2; ++half)
-        for (int64_t r = 0; r < 16; ++r)
-          for (int64_t j = 0; j < kKChunk; ++j) {
-            const int64_t m = mb * kMBlock + half * 16 + r, k = kc * kKChunk + j;
-            uint16_t hi = 0, lo = 0;
-            if (m < M && k < K) split(w[m * K + k], &hi, &lo);
-            t[(half * 2) * 512 + r * 32 + j] = hi;
-            t[(half * 2 + 1) * 512 + r * 32 + j] = lo;
-          }
-    }
+  for_each_half((M + kMBlock - 1) / kMBlock, (K + kKChunk - 1) / kKChunk, dst,
+                [&](int64_t mb, int64_t kc, int half, uint16_t* t) {
+                  for (int64_t r = 0; r < 16; ++r)
+                    for (int64_t j = 0; j < kKChunk; ++j) {
+                      const int64_t m = mb * kMBlock + half * 16 + r, k = kc * kKChunk + j;
+                      put_pieces(m < M && k < K ? w[m * K + k] : 0.0f, t + r * 32 + j);
+                    }
+                });
 }
 
-/// conv_amx.h's plan for a 1x1 conv of K input channels over P pixels at `threads` threads:
-/// pixel blocks of 32 packed per group (their B tiles, K x 128 bytes a block, within 512 KiB:
-/// the W block a group's tiles share stays in L2 beside them), and whether all blocks are
-/// packed once into shared scratch first (with several threads and fewer than two groups per
-/// thread: the threads then split W's rows, not the pixels, and each would pack all of X).
-constexpr int64_t amx_conv_group_blocks(int64_t K, int64_t P) {
-  const int64_t nk = (K + 31) / 32, nb = (P + 31) / 32, g = 128 / nk;
+/// The AMX kernels' plan (amx.h's drive) for a run-time operand of R rows (or pixels) of K
+/// against a compile-time one of C columns (or rows), at `threads` threads. The run-time
+/// blocks of 32 are packed per group (their tiles, K x 192 bytes a block, within 512 KiB: the
+/// weights' block a group's tiles share stays in L2 beside them), with several threads at
+/// least two groups a thread where there are blocks enough. With fewer run-time blocks than
+/// that and at least two weight blocks a thread (ResNet-50's and MobileNetV2's 7x7 stages),
+/// all blocks are packed once into shared scratch and the threads split the weights' blocks.
+constexpr int64_t amx_group_blocks(int64_t K, int64_t R, int threads) {
+  const int64_t nk = (K + 31) / 32, nb = (R + 31) / 32;
+  int64_t g = (int64_t(512) << 10) / (nk * amx_detail::kChunkWords * 2);
+  if (threads > 1) {
+    const int64_t even = (nb + 2 * threads - 1) / (2 * threads);
+    if (even < g) g = even;
+  }
   return g < 1 ? 1 : g > nb ? nb : g;
 }
-constexpr bool amx_conv_shared_pack(int64_t K, int64_t P, int threads) {
-  const int64_t nb = (P + 31) / 32, g = amx_conv_group_blocks(K, P);
-  return threads > 1 && (nb + g - 1) / g < 2 * int64_t(threads);
+constexpr bool amx_shared_pack(int64_t R, int64_t C, int threads) {
+  return threads > 1 && (R + 31) / 32 < 2 * int64_t(threads) &&
+         (C + 31) / 32 >= 2 * int64_t(threads);
 }
-/// Scratch bytes: the shared B tiles of every block and a flag byte each, or a group's B tiles
-/// per thread.
-constexpr int64_t amx_conv_scratch_bytes(int64_t K, int64_t P, int threads) {
-  const int64_t per_block = (K + 31) / 32 * 4096, nb = (P + 31) / 32;
-  if (amx_conv_shared_pack(K, P, threads)) return nb * per_block + (nb + 63) / 64 * 64;
-  return amx_conv_group_blocks(K, P) * per_block * (threads < 1 ? 1 : threads);
+/// Scratch bytes: the shared tiles of every block and a flag byte each, or a group's tiles per
+/// thread.
+constexpr int64_t amx_scratch_bytes(int64_t K, int64_t R, int64_t C, int threads) {
+  const int64_t per_block = (K + 31) / 32 * amx_detail::kChunkWords * 2, nb = (R + 31) / 32;
+  if (amx_shared_pack(R, C, threads)) return nb * per_block + (nb + 63) / 64 * 64;
+  return amx_group_blocks(K, R, threads) * per_block * (threads < 1 ? 1 : threads);
+}
+
+/// Bytes of amx_pack_b's layout for B [K, N]: per 32-column block and 32-deep chunk of K, six
+/// 1 KiB B tiles.
+constexpr int64_t amx_packed_b_bytes(int64_t K, int64_t N) {
+  return (N + 31) / 32 * ((K + 31) / 32) * amx_detail::kChunkWords * 2;
+}
+
+/// Packs B [K, N] (element (k, n) at b[k * sk + n * sn]) as B tiles of its bf16 pieces (the
+/// VNNI layout TDPBF16PS reads: a tile row p holds rows 2p and 2p + 1 of 16 columns, as pairs):
+/// for each 32-column block, for each 32-deep chunk of K, columns 0-15's pieces 1, 2, 3, then
+/// columns 16-31's. Zero past K and N.
+inline void amx_pack_b(const float* b, int64_t K, int64_t N, int64_t sk, int64_t sn,
+                       uint16_t* dst) {
+  using namespace amx_detail;
+  for_each_half((N + kNBlock - 1) / kNBlock, (K + kKChunk - 1) / kKChunk, dst,
+                [&](int64_t nb, int64_t kc, int half, uint16_t* t) {
+                  for (int64_t k2 = 0; k2 < kKChunk; ++k2)
+                    for (int64_t j = 0; j < 16; ++j) {
+                      const int64_t k = kc * kKChunk + k2, n = nb * kNBlock + half * 16 + j;
+                      put_pieces(k < K && n < N ? b[k * sk + n * sn] : 0.0f,
+                                 t + (k2 / 2) * 32 + j * 2 + k2 % 2);
+                    }
+                });
 }
 
 }  // namespace kiln_cpu

@@ -220,12 +220,11 @@ KILN_BASELINE int create_context({P}_context** out, void* arena, size_t arena_by
 
 )",
       fmt::arg("P", P), fmt::arg("RTINIT", runtimeShapeInit(p)),
-      fmt::arg(
-          "AMX",
-          usesAmx(p)
-              ? "\n  // The AMX kernels' tile data: Linux grants it on request (5.16 and later).\n"
-                "  if (!kiln_cpu::amx_request()) return KILN_ERR_CPU;"
-              : ""),
+      fmt::arg("AMX", usesAmx(p) ? "\n  // The AMX kernels: AVX512-BF16, AMX-TILE and AMX-BF16 "
+                                   "(cpuid), and the tile data,\n"
+                                   "  // which Linux grants on request (5.16 and later).\n"
+                                   "  if (!kiln_cpu::amx_request()) return KILN_ERR_CPU;"
+                                 : ""),
       fmt::arg("PROF", o.profile
                            ? "\n  uint64_t prof_start[kProfileSteps];  // --profile: the last run\n"
                              "  uint64_t prof_ns[kProfileSteps], prof_idle[kProfileSteps];"

@@ -112,7 +112,9 @@ const char* {P}_status_string(int status);
 }
 
 bool usesAmx(const Program& p) {
-  return std::find(p.headers.begin(), p.headers.end(), "kiln_cpu/conv_amx.h") != p.headers.end();
+  return std::any_of(p.headers.begin(), p.headers.end(), [](const std::string& h) {
+    return h == "kiln_cpu/conv_amx.h" || h == "kiln_cpu/gemm_amx.h";
+  });
 }
 
 std::string cpuCheckCode(const Program& p) {
@@ -124,8 +126,6 @@ std::string cpuCheckCode(const Program& p) {
       "#else\n#define KILN_BASELINE\n#endif\n\n"
       "KILN_BASELINE bool cpu_supported() {\n";
   auto features = p.target.requiredCpuFeatures();
-  if (usesAmx(p))
-    for (const char* x : {"avx512bf16", "amx-tile", "amx-bf16"}) features.push_back(x);
   if (features.empty()) {
     s += "  return true;\n}\n";
     return s;

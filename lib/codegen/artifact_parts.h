@@ -10,8 +10,9 @@ namespace kiln {
 /// model.h: the C API of the generated model.
 std::string artifactHeader(const Program& p);
 
-/// Whether the program runs kernels on AMX tiles (kiln_cpu/conv_amx.h): create() then checks
-/// AMX-TILE and AMX-BF16 and asks Linux for the tile data.
+/// Whether the program runs kernels on AMX tiles (kiln_cpu/conv_amx.h, gemm_amx.h): create() then
+/// checks AVX512-BF16, AMX-TILE and AMX-BF16 and asks Linux for the tile data
+/// (kiln_cpu::amx_request).
 bool usesAmx(const Program& p);
 
 /// `bool cpu_supported()` (built for the x86-64 baseline) and the KILN_BASELINE macro.

@@ -189,7 +189,7 @@ Target detectHost() {
   // Xeons have one; cpuid does not tell, so they are left out).
   t.dualZmmFma = t.isa == Isa::Avx512 && b.intel && b.amx;
 #if defined(__linux__)
-  t.amxBf16x3 = t.isa == Isa::Avx512 && b.amx && b.amxBf16;
+  t.amxF32 = t.isa == Isa::Avx512 && b.amx && b.amxBf16;
 #endif
 #endif
   t.l1d = cacheBytes(1, _SC_LEVEL1_DCACHE_SIZE);
@@ -219,7 +219,7 @@ std::string describe(const Target& t) {
   if (t.amx) s += ", AMX";
   if (t.splitZmmFma) s += ", 512-bit FMAs in two halves";
   if (t.dualZmmFma) s += ", two 512-bit FMA units";
-  if (t.amxBf16x3) s += ", f32 1x1 convs as bf16x3 on AMX";
+  if (t.amxF32) s += ", f32 GEMMs on AMX in bf16 pieces";
   s += ")";
   if (t.l1d || t.l2 || t.l3)
     s += fmt::format("; L1d {} KiB, L2 {} KiB, L3 {} KiB", t.l1d / 1024, t.l2 / 1024,

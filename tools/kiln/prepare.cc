@@ -42,8 +42,8 @@ void CodegenArgs::addTo(CLI::App* cmd, bool withName) {
   cmd->add_flag("--fast-math", fastMath,
                 "Allow rewrites that change results in the last bits (x/c -> x*(1/c))");
   cmd->add_flag("--no-amx", noAmx,
-                "Keep f32 1x1 convs in f32 FMAs on a CPU with AMX (default there: three bf16 "
-                "products on AMX tiles, about 2^-16 relative error per product)");
+                "Keep f32 1x1 convs and GEMMs in f32 FMAs on a CPU with AMX (default there: on "
+                "AMX tiles, each operand in three bf16 pieces; sums not f32's bits)");
   cmd->add_option("--memory-pool", memoryPools,
                   "Place buffers across memories: NAME:BYTES (K/M/G), repeatable, fastest first")
       ->take_all();

@@ -24,8 +24,8 @@ struct CompileOptions {
   int threads = 0;
   /// Time every kernel call of run ({P}_profile_*; docs/targets.md). Off: no timing code.
   bool profile = false;
-  /// --no-amx: keep f32 convs in f32 FMAs where the target could run them as bf16x3 products
-  /// on AMX tiles (Target::amxBf16x3).
+  /// --no-amx: keep f32 GEMMs in f32 FMAs where the target could run them in bf16 pieces
+  /// on AMX tiles (Target::amxF32).
   bool noAmx = false;
   int optLevel = 3;
   WeightsMode weights = WeightsMode::Embedded;

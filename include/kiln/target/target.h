@@ -42,11 +42,12 @@ struct Target {
   /// exceed L2 (lib/ops/conv_cost.h). Only `--target host` sets it; each conv the cost model may
   /// pick is tested against the reference.
   bool dualZmmFma = false;
-  /// f32 1x1 convs run as three bf16 products on AMX tiles (kernels/cpu/conv_amx.h: about
-  /// 2^-16 relative error per product, against f32's 2^-24): `--target host` on a CPU with
-  /// AMX-TILE and AMX-BF16 under Linux, unless `--no-amx` (CompileOptions::noAmx). The generated
-  /// create() then checks both features and asks Linux for the tile state.
-  bool amxBf16x3 = false;
+  /// f32 1x1 convs and GEMMs with constant weights run on AMX tiles, each operand in three bf16
+  /// pieces (kernels/cpu/amx.h: six piece products, each product within f32's own rounding):
+  /// `--target host` on a CPU with AMX-TILE, AMX-BF16 and AVX512-BF16 under Linux, unless
+  /// `--no-amx` (CompileOptions::noAmx). The generated create() then checks the features and
+  /// asks Linux for the tile state.
+  bool amxF32 = false;
 
   /// Flags for the C++ compiler building the generated code.
   std::vector<std::string> compilerFlags() const;
