@@ -44,6 +44,8 @@ def main():
     ap.add_argument("--tune", metavar="CACHE",
                     help="compile with kiln --tune --tuning-cache CACHE (measures what the "
                          "cache lacks; docs/tuning.md)")
+    ap.add_argument("--kiln-flags", default="",
+                    help="more kiln compile flags, one string (e.g. '--amx fast')")
     args = ap.parse_args()
 
     rows = []
@@ -58,6 +60,7 @@ def main():
                 out = os.path.join(tmp, f"{name}-t{threads}")
                 proc = subprocess.run([args.kiln, "compile", model, "-o", out,
                                        "--threads", str(threads)] + flags +
+                                      args.kiln_flags.split() +
                                       (["--tune", "--tuning-cache", args.tune] if args.tune else []),
                                       capture_output=True, text=True)
                 if proc.returncode != 0:

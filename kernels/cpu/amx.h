@@ -1,8 +1,9 @@
 // kiln CPU kernels: what the AMX kernels share (conv_amx.h, gemm_amx.h). Each f32 operand is
-// split in three bf16 pieces, x = p1 + p2 + p3 (within 2^-27 of x), and a product taken as the
-// six products of pieces that matter (block), summed in f32 by TDPBF16PS: a product as close as
-// f32's own rounding (2^-24). A two-piece form (three products, 2^-16) failed the ONNX Runtime
-// bound on PP-OCRv4 det (max abs error 2.6e-4 against 1e-4). The sums are not the f32 kernels'
+// split in NP bf16 pieces and a product taken as the piece products that matter (block), summed
+// in f32 by TDPBF16PS. NP = 3 (`--amx exact`): x = p1 + p2 + p3 within 2^-27, six products, a
+// product as close as f32's own rounding (2^-24). NP = 2 (`--amx fast`): three products, about
+// 2^-16 a product; it failed tests/models/compare_ort.py's max-abs bound on PP-OCRv4 det (2.6e-4
+// against 1e-4) with cosine 1.0, so it is not a default. The sums are not the f32 kernels'
 // bits, but each output's k order is fixed: the same bits on every run and at every thread
 // count.
 //
@@ -85,16 +86,16 @@ KILN_AMX_TARGET inline Pieces pieces(__m512 a, __m512 b) {
   return r;
 }
 
-/// A tiles 4 and 5 (rows 0-15 and 16-31 of a chunk's piece: piece q of a chunk at c at c + q *
-/// kTileWords), and B tiles 6 and 7 (columns 0-15 and 16-31). The tile numbers must be literals
-/// (GCC's intrinsics paste them into the assembly).
-KILN_AMX_TARGET inline void load_a(const uint16_t* p) {
+/// A tiles 4 and 5 (rows 0-15 and 16-31 of a chunk's piece, hw halfwords apart), and B tiles 6
+/// and 7 (columns 0-15 and 16-31). The tile numbers must be literals (GCC's intrinsics paste
+/// them into the assembly).
+KILN_AMX_TARGET inline void load_a(const uint16_t* p, int64_t hw) {
   _tile_loadd(4, p, 64);
-  _tile_loadd(5, p + kHalfWords, 64);
+  _tile_loadd(5, p + hw, 64);
 }
-KILN_AMX_TARGET inline void load_b(const uint16_t* p) {
+KILN_AMX_TARGET inline void load_b(const uint16_t* p, int64_t hw) {
   _tile_loadd(6, p, 64);
-  _tile_loadd(7, p + kHalfWords, 64);
+  _tile_loadd(7, p + hw, 64);
 }
 
 /// C tiles 0-3 (rows 0-15 / 16-31 x columns 0-15 / 16-31) += A tiles 4, 5 x B tiles 6, 7.
@@ -105,32 +106,39 @@ KILN_AMX_TARGET inline void dp_2x2() {
   _tile_dpbf16ps(3, 5, 7);
 }
 
-/// One 32 x 32 block of C over all of K from A's and B's tiles (kChunkWords a chunk), into c
-/// (32 rows of 32 floats). Per chunk the six products of pieces whose ranks sum to at most 4
-/// (1x1, 1x2, 1x3, 2x1, 2x2, 3x1): what is left out is below 2^-26 of a product, and the
+/// One 32 x 32 block of C over all of K from A's and B's tiles of NP pieces, into c (32 rows
+/// of 32 floats). NP = 3 ("exact"): per chunk the six products of pieces whose ranks sum to at
+/// most 4 (1x1, 1x2, 1x3, 2x1, 2x2, 3x1); those left out are below 2^-26 of a product and the
 /// pieces keep each operand within 2^-27, so a product is as close as f32's own rounding.
+/// NP = 2 ("fast"): 1x1, 2x1, 1x2; about 2^-16 of a product (the 2x2 term and the pieces' own
+/// rounding, 2^-18 each).
+template <int NP>
 KILN_AMX_TARGET inline void block(int64_t nk, const uint16_t* a, const uint16_t* b, float* c) {
   _tile_zero(0);
   _tile_zero(1);
   _tile_zero(2);
   _tile_zero(3);
-  constexpr int64_t T = kTileWords;
-  for (int64_t kc = 0; kc < nk; ++kc, a += kChunkWords, b += kChunkWords) {
-    load_a(a);
-    load_b(b);
+  constexpr int64_t T = kTileWords, H = half_words(NP);
+  for (int64_t kc = 0; kc < nk; ++kc, a += chunk_words(NP), b += chunk_words(NP)) {
+    load_a(a, H);
+    load_b(b, H);
     dp_2x2();  // 1x1
-    load_b(b + T);
-    dp_2x2();  // 1x2
-    load_b(b + 2 * T);
-    dp_2x2();  // 1x3
-    load_a(a + T);
-    load_b(b);
+    load_a(a + T, H);
     dp_2x2();  // 2x1
-    load_b(b + T);
-    dp_2x2();  // 2x2
-    load_a(a + 2 * T);
-    load_b(b);
-    dp_2x2();  // 3x1
+    if constexpr (NP == 3) {
+      load_b(b + T, H);
+      dp_2x2();  // 2x2
+      load_a(a + 2 * T, H);
+      load_b(b, H);
+      dp_2x2();  // 3x1
+    }
+    load_a(a, H);
+    load_b(b + T, H);
+    dp_2x2();  // 1x2
+    if constexpr (NP == 3) {
+      load_b(b + 2 * T, H);
+      dp_2x2();  // 1x3
+    }
   }
   _tile_stored(0, c, 128);
   _tile_stored(1, c + 16, 128);

@@ -505,7 +505,7 @@ Expected<Program> buildProgram(Model& model, const CompileOptions& options) {
 
   p.prefix = symbolPrefixFor(options.name);
   KILN_ASSIGN_OR_RETURN(p.target, targetByName(options.target));
-  if (options.noAmx) p.target.amxF32 = false;
+  if (p.target.amxF32) p.target.amxPieces = options.amxPieces;
   p.threads = options.threads > 0 ? options.threads : (options.target == "host" ? p.target.cores : 1);
   if (p.threads > 64) return makeError("--threads {}: at most 64", p.threads);
   for (const Value* v : g.inputs()) {

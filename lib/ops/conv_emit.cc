@@ -288,7 +288,7 @@ Expected<bool> emitCpuConv(const Node& n, EmitContext& ctx, bool fused) {
   // (Target::amxF32): ResNet-50's 1x1 convs 1.3-2.3x faster than pixel rows at 1 thread on
   // an Intel Xeon with AMX (kiln_kernels_bench); the default there.
   // Weights that are all finite: a bf16 half of an infinite one would be inf * 0 = NaN.
-  if (target.amxF32 && group == 1 && pointwiseConv(s) &&
+  if (target.amxF32 && target.amxPieces > 0 && group == 1 && pointwiseConv(s) &&
       std::all_of(wsrc, wsrc + wt->numElements(), [](float v) { return std::isfinite(v); })) {
     algos.insert(algos.begin(), "amx");
     plans.insert(plans.begin(), std::vector<std::string>{""});
@@ -337,23 +337,24 @@ Expected<bool> emitCpuConv(const Node& n, EmitContext& ctx, bool fused) {
   if (choice == "amx") {
     // W's bf16 pieces as AMX A tiles (kiln_cpu::amx_pack_weights), then one pixel block's B
     // tiles per thread in scratch (kiln_cpu::conv2d_amx_scratch_bytes).
-    std::vector<uint16_t> packed(size_t(kiln_cpu::amx_packed_weight_bytes(wd[0], K) / 2));
-    kiln_cpu::amx_pack_weights(wsrc, wd[0], K, packed.data());
+    const int np = target.amxPieces;
+    std::vector<uint16_t> packed(size_t(kiln_cpu::amx_packed_weight_bytes(wd[0], K, np) / 2));
+    kiln_cpu::amx_pack_weights(wsrc, wd[0], K, np, packed.data());
     std::string wp =
         ctx.derivedWeight(Tensor::fromVector(DType::BF16, {int64_t(packed.size())}, packed));
-    const int64_t bytes = kiln_cpu::amx_scratch_bytes(K, s[7] * s[8], wd[0], ctx.threads());
+    const int64_t bytes = kiln_cpu::amx_scratch_bytes(K, s[7] * s[8], wd[0], ctx.threads(), np);
     const int64_t floats = bytes / 4;
     useCpuHeaders(ctx, "kiln_cpu/conv_amx.h");
     ctx.call(cpuKernel(cpu_kernels::Kernel::conv2d_amx_f32, target),
              fmt::format("static_assert(kiln_cpu::conv2d_amx_applies({0}) && "
-                         "kiln_cpu::conv2d_amx_scratch_bytes({0}, {10}) == {7} && "
-                         "kiln_cpu::conv2d_amx_packed_weight_bytes({0}) == {8}, \"kiln and "
+                         "kiln_cpu::conv2d_amx_scratch_bytes({0}, {10}, {11}) == {7} && "
+                         "kiln_cpu::conv2d_amx_packed_weight_bytes({0}, {11}) == {8}, \"kiln and "
                          "kiln_cpu disagree on the AMX conv\"); "
-                         "kiln_cpu::conv2d_amx_f32({0}, {1}, reinterpret_cast<const "
+                         "kiln_cpu::conv2d_amx_f32<{11}>({0}, {1}, reinterpret_cast<const "
                          "uint16_t*>({2}), {3}, {4}, {5}, {6}, {9}, {10});",
                          shape, ctx.input(0), wp, bias, outputOverResidual(), epi,
                          floatScratch(ctx, floats), bytes, packed.size() * 2, ctx.threadPool(),
-                         ctx.threads()));
+                         ctx.threads(), np));
     return true;
   }
   if (choice == "pixrows") {

@@ -196,7 +196,7 @@ void emitPackedB(EmitContext& ctx, int64_t rows, int64_t N, int64_t K, const flo
   // (kiln bench --versus, 16 rounds, a Zen 3); it stays a --tune candidate.
   // On AMX tiles in bf16 pieces where the target has them (Target::amxF32; conv_emit.cc's
   // "amx"), for finite weights: MobileNetV2's channels-last 1x1 convs and BERT's MatMuls.
-  bool finite = target.amxF32;
+  bool finite = target.amxF32 && target.amxPieces > 0;
   for (int64_t k = 0; finite && k < K; ++k)
     for (int64_t n = 0; finite && n < N; ++n) finite = std::isfinite(b[k * sk + n * sn]);
   if (finite) {
@@ -211,22 +211,23 @@ void emitPackedB(EmitContext& ctx, int64_t rows, int64_t N, int64_t K, const flo
   if (choice == "amx") {
     // B's bf16 pieces as AMX B tiles (kiln_cpu::amx_pack_b); A's, a group of 32-row blocks at
     // a time, in scratch (kiln_cpu::gemm_amx_scratch_bytes).
-    std::vector<uint16_t> packed(size_t(kiln_cpu::amx_packed_b_bytes(K, N) / 2));
-    kiln_cpu::amx_pack_b(b, K, N, sk, sn, packed.data());
+    const int np = target.amxPieces;
+    std::vector<uint16_t> packed(size_t(kiln_cpu::amx_packed_b_bytes(K, N, np) / 2));
+    kiln_cpu::amx_pack_b(b, K, N, sk, sn, np, packed.data());
     std::string bp =
         ctx.derivedWeight(Tensor::fromVector(DType::BF16, {int64_t(packed.size())}, packed));
-    const int64_t bytes = kiln_cpu::amx_scratch_bytes(K, rows, N, ctx.threads());
+    const int64_t bytes = kiln_cpu::amx_scratch_bytes(K, rows, N, ctx.threads(), np);
     const std::string out =
         residualInput >= 0 ? ctx.outputOverInput(0, size_t(residualInput)) : ctx.output(0);
     ctx.useHeader("kiln_cpu/gemm_amx.h");
     ctx.call(
         cpuKernel(cpu_kernels::Kernel::gemm_amx_f32, target),
-        fmt::format("static_assert(kiln_cpu::gemm_amx_scratch_bytes({0}, {1}, {2}, {10}) == {11}, "
-                    "\"kiln and kiln_cpu disagree on the AMX GEMM\"); "
-                    "kiln_cpu::gemm_amx_f32({0}, {1}, {2}, {3}, {2}, reinterpret_cast<const "
+        fmt::format("static_assert(kiln_cpu::gemm_amx_scratch_bytes({0}, {1}, {2}, {10}, {9}) == "
+                    "{11}, \"kiln and kiln_cpu disagree on the AMX GEMM\"); "
+                    "kiln_cpu::gemm_amx_f32<{9}>({0}, {1}, {2}, {3}, {2}, reinterpret_cast<const "
                     "uint16_t*>({4}), {5}, {1}, {6}, {7}, {8}, {10});",
                     rows, N, K, ctx.input(0), bp, out, epi, floatScratch(ctx, bytes / 4),
-                    ctx.threadPool(), 0, ctx.threads(), bytes));
+                    ctx.threadPool(), np, ctx.threads(), bytes));
     return;
   }
   rowA = startsWith(choice, "rowa");

@@ -219,7 +219,7 @@ std::string describe(const Target& t) {
   if (t.amx) s += ", AMX";
   if (t.splitZmmFma) s += ", 512-bit FMAs in two halves";
   if (t.dualZmmFma) s += ", two 512-bit FMA units";
-  if (t.amxF32) s += ", f32 GEMMs on AMX in bf16 pieces";
+  if (t.amxF32) s += ", AMX-BF16 (--amx)";
   s += ")";
   if (t.l1d || t.l2 || t.l3)
     s += fmt::format("; L1d {} KiB, L2 {} KiB, L3 {} KiB", t.l1d / 1024, t.l2 / 1024,

@@ -34,7 +34,14 @@ bool hostHasAmx() {
 struct AmxCase {
   int64_t C, H, W, M;
   bool bias, residual;
+  int np = 3;  // bf16 pieces: 3 (--amx exact) or 2 (--amx fast)
 };
+
+/// The error bound of np pieces relative to the sum of the terms' magnitudes over K terms:
+/// f32's own dot-product bound for 3, plus 2^-14 for 2 (about 2^-16 a product).
+double pieceBound(int np, int64_t K) {
+  return double(K + 8) * 0x1p-24 + (np == 2 ? 0x1p-14 : 0.0);
+}
 
 /// y from conv2d_amx_f32 (threads: 0 for no pool), output over the residual when in_place.
 std::vector<float> runAmx(const AmxCase& c, const std::vector<float>& x,
@@ -44,16 +51,23 @@ std::vector<float> runAmx(const AmxCase& c, const std::vector<float>& x,
 #if defined(KILN_CPU_HAS_AMX_KERNELS)
   const kiln_cpu::Conv2dShape s{1, c.C, c.H, c.W, c.M, 1, 1, c.H, c.W, 1, 1, 1, 1, 0, 0, 1};
   EXPECT_TRUE(kiln_cpu::conv2d_amx_applies(s));
-  std::vector<uint16_t> wp(size_t(kiln_cpu::conv2d_amx_packed_weight_bytes(s) / 2));
-  kiln_cpu::conv2d_amx_pack_weights(s, w.data(), wp.data());
+  std::vector<uint16_t> wp(size_t(kiln_cpu::conv2d_amx_packed_weight_bytes(s, c.np) / 2));
+  kiln_cpu::conv2d_amx_pack_weights(s, w.data(), c.np, wp.data());
   const int pool_threads = threads > 0 ? threads : 1;
-  std::vector<uint8_t> scratch(size_t(kiln_cpu::conv2d_amx_scratch_bytes(s, pool_threads) + 64));
+  std::vector<uint8_t> scratch(
+      size_t(kiln_cpu::conv2d_amx_scratch_bytes(s, pool_threads, c.np) + 64));
   void* aligned = scratch.data() + (64 - reinterpret_cast<uintptr_t>(scratch.data()) % 64) % 64;
   if (in_place) y = res;
   const float* r = c.residual ? (in_place ? y.data() : res.data()) : nullptr;
   const auto e = kiln_cpu::make_epilogue(kiln_ref::Relu{}, nullptr, nullptr, r, 0);
-  kiln_cpu::conv2d_amx_f32(s, x.data(), wp.data(), c.bias ? b.data() : nullptr, y.data(), e,
-                           aligned, threads > 0 ? threadPool(threads) : nullptr, pool_threads);
+  auto* pool = threads > 0 ? threadPool(threads) : nullptr;
+  const float* bp = c.bias ? b.data() : nullptr;
+  if (c.np == 2)
+    kiln_cpu::conv2d_amx_f32<2>(s, x.data(), wp.data(), bp, y.data(), e, aligned, pool,
+                                pool_threads);
+  else
+    kiln_cpu::conv2d_amx_f32<3>(s, x.data(), wp.data(), bp, y.data(), e, aligned, pool,
+                                pool_threads);
 #else
   (void)c, (void)x, (void)w, (void)b, (void)res, (void)threads, (void)in_place;
 #endif
@@ -82,15 +96,16 @@ std::vector<float> runAmx(const AmxCase& c, const std::vector<float>& x,
         mag += std::fabs(res[size_t(m * P + p)]);
       }
       const double want = sum > 0 ? sum : 0.0, got = y[size_t(m * P + p)];
-      if (!(std::fabs(got - want) <= mag * double(c.C + 8) * 0x1p-24 + 1e-30))
+      if (!(std::fabs(got - want) <= mag * pieceBound(c.np, c.C) + 1e-30))
         return ::testing::AssertionFailure()
-               << "C=" << c.C << " HxW=" << c.H << "x" << c.W << " M=" << c.M << ": y[" << m << ", "
-               << p << "] = " << got << ", the double conv " << want << " (terms " << mag << ")";
+               << c.np << " pieces, C=" << c.C << " HxW=" << c.H << "x" << c.W << " M=" << c.M
+               << ": y[" << m << ", " << p << "] = " << got << ", the double conv " << want
+               << " (terms " << mag << ")";
     }
   return ::testing::AssertionSuccess();
 }
 
-void checkCase(const AmxCase& c, uint32_t seed) {
+void checkPieces(const AmxCase& c, uint32_t seed) {
   Rng rng{seed};
   const int64_t P = c.H * c.W;
   const std::vector<float> x = filled(c.C * P, Data::kRandom, rng),
@@ -105,6 +120,14 @@ void checkCase(const AmxCase& c, uint32_t seed) {
   }
   if (c.residual) {
     EXPECT_EQ(runAmx(c, x, w, b, res, 2, true), y1) << "over the residual";
+  }
+}
+
+/// Both piece counts.
+void checkCase(AmxCase c, uint32_t seed) {
+  for (int np : {3, 2}) {
+    c.np = np;
+    checkPieces(c, seed);
   }
 }
 

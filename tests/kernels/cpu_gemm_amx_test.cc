@@ -28,6 +28,7 @@ namespace {
 struct AmxGemmCase {
   int64_t M, N, K;
   bool row_bias, col_bias, residual;
+  int np = 3;  // bf16 pieces: 3 (--amx exact) or 2 (--amx fast)
 };
 
 /// C from gemm_amx_f32 with B [K, N] given transposed in memory (b[n * K + k], as a MatMul's
@@ -38,24 +39,30 @@ std::vector<float> runGemm(const AmxGemmCase& g, const std::vector<float>& a,
                            bool in_place) {
   std::vector<float> c(size_t(g.M * g.N), -7.0f);
 #if defined(KILN_CPU_HAS_AMX_KERNELS)
-  std::vector<uint16_t> bp(size_t(kiln_cpu::amx_packed_b_bytes(g.K, g.N) / 2));
-  kiln_cpu::amx_pack_b(bt.data(), g.K, g.N, /*sk=*/1, /*sn=*/g.K, bp.data());
+  std::vector<uint16_t> bp(size_t(kiln_cpu::amx_packed_b_bytes(g.K, g.N, g.np) / 2));
+  kiln_cpu::amx_pack_b(bt.data(), g.K, g.N, /*sk=*/1, /*sn=*/g.K, g.np, bp.data());
   const int t = threads > 0 ? threads : 1;
-  std::vector<uint8_t> scratch(size_t(kiln_cpu::gemm_amx_scratch_bytes(g.M, g.N, g.K, t) + 64));
+  std::vector<uint8_t> scratch(
+      size_t(kiln_cpu::gemm_amx_scratch_bytes(g.M, g.N, g.K, t, g.np) + 64));
   void* aligned = scratch.data() + (64 - reinterpret_cast<uintptr_t>(scratch.data()) % 64) % 64;
   if (in_place) c = res;
   const float* r = g.residual ? (in_place ? c.data() : res.data()) : nullptr;
   const auto e = kiln_cpu::make_epilogue(kiln_ref::Relu{}, g.row_bias ? rb.data() : nullptr,
                                          g.col_bias ? cb.data() : nullptr, r, g.N);
-  kiln_cpu::gemm_amx_f32(g.M, g.N, g.K, a.data(), g.K + 3, bp.data(), c.data(), g.N, e, aligned,
-                         threads > 0 ? threadPool(threads) : nullptr, t);
+  auto* pool = threads > 0 ? threadPool(threads) : nullptr;
+  if (g.np == 2)
+    kiln_cpu::gemm_amx_f32<2>(g.M, g.N, g.K, a.data(), g.K + 3, bp.data(), c.data(), g.N, e,
+                              aligned, pool, t);
+  else
+    kiln_cpu::gemm_amx_f32<3>(g.M, g.N, g.K, a.data(), g.K + 3, bp.data(), c.data(), g.N, e,
+                              aligned, pool, t);
 #else
   (void)g, (void)a, (void)bt, (void)rb, (void)cb, (void)res, (void)threads, (void)in_place;
 #endif
   return c;
 }
 
-void checkGemm(const AmxGemmCase& g, uint32_t seed) {
+void checkGemmPieces(const AmxGemmCase& g, uint32_t seed) {
   Rng rng{seed};
   const std::vector<float> a = filled(g.M * (g.K + 3), Data::kRandom, rng),
                            bt = filled(g.N * g.K, Data::kRandom, rng),
@@ -78,14 +85,24 @@ void checkGemm(const AmxGemmCase& g, uint32_t seed) {
         mag += std::fabs(extra);
       }
       const double want = sum > 0 ? sum : 0.0, got = c[size_t(m * g.N + n)];
-      ASSERT_LE(std::fabs(got - want), mag * double(g.K + 8) * 0x1p-24 + 1e-30)
-          << "M=" << g.M << " N=" << g.N << " K=" << g.K << " at (" << m << ", " << n << ")";
+      ASSERT_LE(std::fabs(got - want),
+                mag * (double(g.K + 8) * 0x1p-24 + (g.np == 2 ? 0x1p-14 : 0.0)) + 1e-30)
+          << g.np << " pieces, M=" << g.M << " N=" << g.N << " K=" << g.K << " at (" << m << ", "
+          << n << ")";
     }
   for (int t : {1, 2, 3}) {
     EXPECT_EQ(runGemm(g, a, bt, rb, cb, res, t, false), c) << t << " threads";
   }
   if (g.residual) {
     EXPECT_EQ(runGemm(g, a, bt, rb, cb, res, 2, true), c) << "over the residual";
+  }
+}
+
+/// Both piece counts.
+void checkGemm(AmxGemmCase g, uint32_t seed) {
+  for (int np : {3, 2}) {
+    g.np = np;
+    checkGemmPieces(g, seed);
   }
 }
 

@@ -41,9 +41,11 @@ void CodegenArgs::addTo(CLI::App* cmd, bool withName) {
                   "--list-passes`");
   cmd->add_flag("--fast-math", fastMath,
                 "Allow rewrites that change results in the last bits (x/c -> x*(1/c))");
-  cmd->add_flag("--no-amx", noAmx,
-                "Keep f32 1x1 convs and GEMMs in f32 FMAs on a CPU with AMX (default there: on "
-                "AMX tiles, each operand in three bf16 pieces; sums not f32's bits)");
+  cmd->add_option("--amx", amx,
+                  "On a CPU with AMX: f32 1x1 convs and GEMMs with constant weights on AMX tiles, "
+                  "each operand in bf16 pieces: exact (3 pieces: each product within f32's "
+                  "rounding) or fast (2 pieces: about 2^-16 a product); default off (f32 FMAs)")
+      ->check(CLI::IsMember({"fast", "exact"}));
   cmd->add_option("--memory-pool", memoryPools,
                   "Place buffers across memories: NAME:BYTES (K/M/G), repeatable, fastest first")
       ->take_all();
@@ -75,7 +77,7 @@ Expected<CompileOptions> CodegenArgs::toOptions(const std::string& modelPath,
   o.shapeFlags = shapeFlags;
   KILN_ASSIGN_OR_RETURN(o.passList, parsePassList(passes));
   o.passes.context.options.fastMath = fastMath;
-  o.noAmx = noAmx;
+  o.amxPieces = amx == "fast" ? 2 : amx == "exact" ? 3 : 0;
   o.profile = profile;
   o.maxLoopIterations = maxLoopIterations;
   if (!tuningCache.empty()) {
@@ -206,7 +208,7 @@ Expected<std::string> prepareArtifact(const ModelArgs& model, const CodegenArgs&
       extra_flags ? extra_flags : "", codegen.target, codegen.threads, codegen.profile,
       codegen.optLevel, codegen.name, codegen.weights, codegen.cxx, fmt::join(args.shapes, ";"),
       fmt::join(codegen.memoryPools, ";"), codegen.passes, codegen.fastMath,
-      codegen.maxLoopIterations, fmt::join(codegen.maxDims, ";"), codegen.noAmx);
+      codegen.maxLoopIterations, fmt::join(codegen.maxDims, ";"), codegen.amx);
   if (!codegen.tuningCache.empty()) {
     // The choices, not the file's name, decide the code.
     KILN_ASSIGN_OR_RETURN(TuningCache tc, readTuningCache(codegen.tuningCache, tuningCpuName()));

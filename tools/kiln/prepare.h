@@ -23,7 +23,7 @@ struct CodegenArgs {
   std::vector<std::string> memoryPools;  ///< --memory-pool NAME:BYTES
   std::string passes;                    ///< --passes a,b,c instead of the -O pipeline
   bool fastMath = false;
-  bool noAmx = false;    ///< --no-amx
+  std::string amx;       ///< --amx fast|exact (empty: off)
   bool profile = false;  ///< set by compile --profile and bench --profile
   int64_t maxLoopIterations = 1000000;   ///< --max-loop-iterations
   std::vector<std::string> maxDims;      ///< --max-dim NAME=N

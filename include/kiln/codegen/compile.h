@@ -24,9 +24,9 @@ struct CompileOptions {
   int threads = 0;
   /// Time every kernel call of run ({P}_profile_*; docs/targets.md). Off: no timing code.
   bool profile = false;
-  /// --no-amx: keep f32 GEMMs in f32 FMAs where the target could run them in bf16 pieces
-  /// on AMX tiles (Target::amxF32).
-  bool noAmx = false;
+  /// --amx fast|exact: where the target has AMX (Target::amxF32), f32 1x1 convs and GEMMs with
+  /// constant weights in 2 or 3 bf16 pieces on AMX tiles; 0 (default): f32 FMAs.
+  int amxPieces = 0;
   int optLevel = 3;
   WeightsMode weights = WeightsMode::Embedded;
   bool build = true;                    ///< run the C++ compiler to produce lib<name>.so / .a

@@ -42,12 +42,13 @@ struct Target {
   /// exceed L2 (lib/ops/conv_cost.h). Only `--target host` sets it; each conv the cost model may
   /// pick is tested against the reference.
   bool dualZmmFma = false;
-  /// f32 1x1 convs and GEMMs with constant weights run on AMX tiles, each operand in three bf16
-  /// pieces (kernels/cpu/amx.h: six piece products, each product within f32's own rounding):
-  /// `--target host` on a CPU with AMX-TILE, AMX-BF16 and AVX512-BF16 under Linux, unless
-  /// `--no-amx` (CompileOptions::noAmx). The generated create() then checks the features and
-  /// asks Linux for the tile state.
+  /// f32 1x1 convs and GEMMs with constant weights can run on AMX tiles, each operand in bf16
+  /// pieces (kernels/cpu/amx.h): `--target host` on a CPU with AMX-TILE, AMX-BF16 and
+  /// AVX512-BF16 under Linux. They do with `--amx` (amxPieces: 2 for `fast`, 3 for `exact`; 0,
+  /// the default, keeps f32 FMAs). The generated create() then checks the features and asks
+  /// Linux for the tile state.
   bool amxF32 = false;
+  int amxPieces = 0;
 
   /// Flags for the C++ compiler building the generated code.
   std::vector<std::string> compilerFlags() const;
