@@ -91,6 +91,8 @@ def main():
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--work", help="keep inputs and outputs here (default: a temporary folder)")
     ap.add_argument("--opt", default="3", help="kiln's -O level")
+    ap.add_argument("--kiln-flags", default="",
+                    help="more kiln run flags, one string (e.g. '--amx exact')")
     args = ap.parse_args()
 
     file, flags, inputs, outputs, _ = MODELS[args.name]
@@ -103,7 +105,7 @@ def main():
         files = make_inputs(args.name, inputs, args.seed, work)
         kiln_out, ort_out = os.path.join(work, "kiln"), os.path.join(work, "ort")
         cmd = [args.kiln, "run", model, "-o", kiln_out, "--cache", os.path.join(work, "cache"),
-               "-O", args.opt] + flags
+               "-O", args.opt] + flags + args.kiln_flags.split()
         for name, path in files.items():
             cmd += ["-i", f"{name}={path}"]
         t_kiln = run(cmd, "kiln run")
