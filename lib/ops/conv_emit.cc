@@ -284,10 +284,10 @@ Expected<bool> emitCpuConv(const Node& n, EmitContext& ctx, bool fused) {
     algos.insert(first ? algos.begin() : algos.end(), "winograd_s2");
     plans.insert(first ? plans.begin() : plans.end(), std::vector<std::string>{""});
   }
-  // A group-1 1x1 conv on AMX tiles in bf16 pieces where the target has them
-  // (Target::amxF32): ResNet-50's 1x1 convs 1.3-2.3x faster than pixel rows at 1 thread on
-  // an Intel Xeon with AMX (kiln_kernels_bench); the default there.
-  // Weights that are all finite: a bf16 half of an infinite one would be inf * 0 = NaN.
+  // With --amx on a target with AMX (Target::amxF32, amxPieces), a group-1 1x1 conv on AMX
+  // tiles in bf16 pieces, first: in two pieces ResNet-50's 1x1 convs ran 1.25-2.4x faster than
+  // pixel rows at 1 thread on an Intel Xeon (docs/targets.md, session 56). Only for weights
+  // that are all finite: a piece product of an infinite one would be inf * 0 = NaN.
   if (target.amxF32 && target.amxPieces > 0 && group == 1 && pointwiseConv(s) &&
       std::all_of(wsrc, wsrc + wt->numElements(), [](float v) { return std::isfinite(v); })) {
     algos.insert(algos.begin(), "amx");
